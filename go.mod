@@ -3,7 +3,7 @@ module github.com/go-steal/steal
 go 1.26.8
 
 require (
-	github.com/petermattis/goid v0.0.0-20260820044319-269ab09b5261 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
+	github.com/petermattis/goid v0.0.0-20260820044319-269ab09b5261
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.24.0
 )

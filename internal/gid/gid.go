@@ -1,0 +1,136 @@
+// Package gid identifies the current goroutine and maps worker goroutines to
+// the values registered for them.
+//
+// Go has no goroutine-local storage. Workers register themselves under their
+// goroutine id; Lookup finds the value registered for the calling goroutine,
+// if any, in a few nanoseconds: one id read (github.com/petermattis/goid,
+// which reads the runtime's g structure) and one atomic load.
+//
+// At start-up the fast id is checked against the id parsed from
+// runtime.Stack. If they disagree (a Go release that moved the field the
+// fast path reads), the package never reports a registration: every caller
+// then counts as an outsider, which is slower but still correct.
+package gid
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/petermattis/goid"
+)
+
+// Table maps goroutine ids to values of type *V.
+//
+// Readers (Lookup) never lock: each bucket holds an immutable list that
+// writers replace as a whole. Writers (Register, Unregister) serialize on
+// mu, copy the bucket's list with the change, and publish the copy with one
+// atomic store, so a reader sees either the old list or the new one, never a
+// list being built.
+//
+// The zero value is an empty table.
+type Table[V any] struct {
+	mu      sync.Mutex
+	buckets [nBuckets]atomic.Pointer[entry[V]]
+}
+
+const nBuckets = 1 << 10
+
+type entry[V any] struct {
+	id   int64
+	v    *V
+	next *entry[V] // immutable once published
+}
+
+// trusted reports whether goid.Get agrees with runtime.Stack here.
+var trusted = checkFastID()
+
+func checkFastID() bool {
+	ch := make(chan bool)
+	go func() { ch <- goid.Get() == slowID() }()
+	return goid.Get() == slowID() && <-ch
+}
+
+// slowID parses "goroutine 123 [running]:" from runtime.Stack.
+func slowID() int64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return id
+}
+
+// Trusted reports whether the fast goroutine id was verified at start-up.
+// When false, Lookup always reports nil.
+func Trusted() bool { return trusted }
+
+// Current returns the calling goroutine's id.
+func Current() int64 { return goid.Get() }
+
+func bucket(id int64) int { return int(uint64(id) * 0x9E3779B97F4A7C15 >> (64 - 10)) }
+
+// Lookup returns the value registered for the calling goroutine, or nil.
+func (t *Table[V]) Lookup() *V {
+	if !trusted {
+		return nil
+	}
+	id := goid.Get()
+	for e := t.buckets[bucket(id)].Load(); e != nil; e = e.next {
+		if e.id == id {
+			return e.v
+		}
+	}
+	return nil
+}
+
+// Register records v for the calling goroutine until Unregister.
+func (t *Table[V]) Register(v *V) {
+	if !trusted {
+		return
+	}
+	id := goid.Get()
+	b := &t.buckets[bucket(id)]
+	t.mu.Lock()
+	b.Store(&entry[V]{id: id, v: v, next: b.Load()})
+	t.mu.Unlock()
+}
+
+// Unregister removes the calling goroutine's registration.
+func (t *Table[V]) Unregister() {
+	if !trusted {
+		return
+	}
+	id := goid.Get()
+	b := &t.buckets[bucket(id)]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// Rebuild the list without id; entries before it are copied, the tail
+	// after it is shared (it is immutable).
+	var head, tail *entry[V]
+	for e := b.Load(); e != nil; e = e.next {
+		if e.id == id {
+			if tail == nil {
+				b.Store(e.next)
+			} else {
+				tail.next = e.next
+				b.Store(head)
+			}
+			return
+		}
+		c := &entry[V]{id: e.id, v: e.v}
+		if tail == nil {
+			head = c
+		} else {
+			tail.next = c
+		}
+		tail = c
+	}
+}

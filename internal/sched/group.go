@@ -1,0 +1,396 @@
+package sched
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Group is the scheduler's side of a wsgroup.Group: the count of its
+// unfinished tasks, its limit, its first error, and the goroutines waiting
+// on it. The zero value is an unbound group with no limit.
+type Group struct {
+	// state packs the number of active tasks (queued or running, not yet
+	// finished) above two flag bits that say whether the waiter lists
+	// below are non-empty. Go adds one task; a worker subtracts finished
+	// tasks, possibly several at once (worker.flush). Keeping the flags in
+	// the same word lets a finisher learn, from the result of its own
+	// subtraction, whether anybody must be woken: one atomic operation on
+	// the fast path.
+	state atomic.Uint64
+
+	// pool is set once, by the first Go: the pool of the worker that made
+	// the call, or a new pool owned by this group.
+	pool atomic.Pointer[Pool]
+
+	// limit > 0 bounds the active tasks; 0 means no limit. blockAll is
+	// SetLimit(0). Written by SetLimit only while no task is active.
+	limit    int64
+	blockAll bool
+
+	// running counts tasks of a limited group that are executing; a task
+	// that would exceed the limit (a helper in a nested Wait picked it up
+	// while the waiting task still counts as running) is parked instead,
+	// and resubmitted when a running task stops.
+	running atomic.Int64
+	nParked atomic.Int64
+
+	errSet atomic.Bool
+	err    error       // written once, by the task whose CAS on errSet won
+	cancel func(error) // set by WithContext before first use
+
+	mu          sync.Mutex
+	doneWaiters []waiter // waiting for the count to reach zero
+	slotWaiters []waiter // waiting for the count to drop below limit
+	parked      []func() error
+}
+
+const (
+	bitDone  = 1 << 0 // doneWaiters non-empty
+	bitSlot  = 1 << 1 // slotWaiters non-empty
+	oneTask  = 1 << 2
+	flagBits = bitDone | bitSlot
+)
+
+// waiter is a goroutine blocked on a Group: an outsider on ch (buffered,
+// one token per registration), or a worker helping until woken through its
+// pool's sleep protocol.
+type waiter struct {
+	ch chan struct{}
+	w  *worker
+}
+
+var chans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+
+// SetCancel sets the function called with the first error, and by Wait.
+func (g *Group) SetCancel(cancel func(error)) { g.cancel = cancel }
+
+// count returns the number of active tasks.
+func (g *Group) count() int64 { return int64(g.state.Load() / oneTask) }
+
+func (g *Group) slotFree() bool { return g.count() < g.limit }
+
+// Active returns the number of active tasks, read once.
+func (g *Group) Active() int64 { return g.count() }
+
+// SetLimit implements wsgroup.Group.SetLimit.
+func (g *Group) SetLimit(n int) {
+	if n < 0 {
+		g.limit, g.blockAll = 0, false
+	} else {
+		// One read of the state, so the message states what was seen.
+		if active := g.count(); active != 0 {
+			panic(fmt.Errorf("wsgroup: modify limit while %v goroutines in the group are still active", active))
+		}
+		g.limit, g.blockAll = int64(n), n == 0
+	}
+	// A pool this group owns is sized by the limit. Between batches (no
+	// task active) a differently sized pool is made by the next Go.
+	if p := g.pool.Load(); p != nil && p.owner == g && g.count() == 0 && int(p.max) != poolSize(int(g.limit)) {
+		g.pool.Store(nil)
+	}
+}
+
+// bind returns the group's pool, binding it on first use: to the pool of
+// the calling worker w, or to a new pool that the group owns.
+func (g *Group) bind(w *worker) *Pool {
+	if p := g.pool.Load(); p != nil {
+		return p
+	}
+	var p *Pool
+	if w != nil {
+		p = w.pool
+	} else {
+		p = newPool(g, poolSize(int(g.limit)))
+	}
+	if g.pool.CompareAndSwap(nil, p) {
+		return p
+	}
+	return g.pool.Load()
+}
+
+// Go implements wsgroup.Group.Go (block true) and TryGo (block false).
+func (g *Group) Go(f func() error, block bool) bool {
+	w := current()
+	p := g.bind(w)
+	if w != nil && w.pool != p {
+		w = nil // a worker of another pool is an outsider here
+	}
+	switch {
+	case g.blockAll:
+		if !block {
+			return false
+		}
+		// errgroup's Go blocks forever on a zero-capacity semaphore; so
+		// do we, visibly to the runtime's deadlock detector.
+		var never chan struct{}
+		<-never
+	case g.limit > 0:
+		if !g.tryAcquire() {
+			switch {
+			case !block:
+				return false
+			case w == nil:
+				g.acquireBlocking()
+			case p.owner == g:
+				// The pool's workers already bound the group's
+				// concurrency (see Group.startRunning): queue the task,
+				// so recursion under a limit cannot deadlock.
+				g.state.Add(oneTask)
+			default:
+				// A nested group with its own limit: run queued tasks
+				// until a slot frees.
+				for !g.tryAcquire() {
+					w.help(g, true)
+				}
+			}
+		}
+	default:
+		g.state.Add(oneTask)
+	}
+	if w != nil {
+		if p.owner != g {
+			w.nestedSubmitted.Add(1)
+		}
+		w.pushLocal(f, g)
+	} else {
+		if p.owner != g {
+			p.extra.Add(1)
+		}
+		p.inject(task{f: f, g: g})
+	}
+	return true
+}
+
+// tryAcquire adds one active task if that keeps the count within limit.
+func (g *Group) tryAcquire() bool {
+	for {
+		s := g.state.Load()
+		if int64(s/oneTask) >= g.limit {
+			return false
+		}
+		if g.state.CompareAndSwap(s, s+oneTask) {
+			return true
+		}
+	}
+}
+
+// acquireBlocking waits, outside the pool, until tryAcquire succeeds. It
+// yields a few times first: with tiny tasks a slot frees within a
+// scheduling round, far sooner than a blocked goroutine is woken.
+func (g *Group) acquireBlocking() {
+	for i := 0; ; i++ {
+		if g.tryAcquire() {
+			return
+		}
+		if i < submitSpins {
+			runtime.Gosched()
+			continue
+		}
+		ch := chans.Get().(chan struct{})
+		g.mu.Lock()
+		// Set the flag before the last try: a finisher whose subtraction
+		// comes after this Or sees the flag and wakes us; one that came
+		// before left a free slot that tryAcquire takes.
+		g.state.Or(bitSlot)
+		if g.tryAcquire() {
+			g.mu.Unlock()
+			chans.Put(ch)
+			return
+		}
+		g.slotWaiters = append(g.slotWaiters, waiter{ch: ch})
+		g.mu.Unlock()
+		<-ch
+		chans.Put(ch)
+	}
+}
+
+// finish subtracts k finished tasks and wakes whoever waits for the count
+// to reach zero or to drop below the limit. The subtraction publishes
+// everything the finished tasks did: a Wait that observes the new count
+// (or is woken because of it) sees their effects.
+func (g *Group) finish(k int64) {
+	s := g.state.Add(^uint64(k*oneTask - 1))
+	if s&flagBits == 0 {
+		return
+	}
+	if s&bitDone != 0 && s/oneTask == 0 {
+		g.wake(false)
+	}
+	if s&bitSlot != 0 && int64(s/oneTask) < g.limit {
+		g.wake(true)
+	}
+}
+
+// wake wakes the waiters of one list. Outsiders are removed from the list
+// (each re-registers if its condition no longer holds when it runs);
+// helping workers stay registered until their help ends, because a woken
+// helper that finds the condition false again goes back to sleep relying
+// on the registration.
+func (g *Group) wake(slot bool) {
+	g.mu.Lock()
+	list, bit := &g.doneWaiters, uint64(bitDone)
+	if slot {
+		list, bit = &g.slotWaiters, bitSlot
+	}
+	var chs []chan struct{}
+	var ws []*worker
+	kept := (*list)[:0]
+	for _, wt := range *list {
+		if wt.ch != nil {
+			chs = append(chs, wt.ch)
+		} else {
+			ws = append(ws, wt.w)
+			kept = append(kept, wt)
+		}
+	}
+	clear((*list)[len(kept):])
+	*list = kept
+	if len(kept) == 0 {
+		g.state.And(^bit)
+	}
+	g.mu.Unlock()
+	for _, ch := range chs {
+		ch <- struct{}{}
+	}
+	for _, w := range ws {
+		w.pool.sleep.WakeWorker(w.index)
+	}
+}
+
+// waitOutside blocks the calling goroutine, which is not a worker of the
+// group's pool, until no task is active.
+func (g *Group) waitOutside() {
+	for g.count() != 0 {
+		ch := chans.Get().(chan struct{})
+		g.mu.Lock()
+		// As in acquireBlocking: flag first, then the check, so that a
+		// finisher either sees the flag or left a zero count for us.
+		registered := g.state.Or(bitDone)/oneTask != 0
+		if registered {
+			g.doneWaiters = append(g.doneWaiters, waiter{ch: ch})
+		}
+		g.mu.Unlock()
+		if registered {
+			<-ch
+		}
+		chans.Put(ch)
+	}
+}
+
+// addWorkerWaiter registers helper w on the done list (slot false) or the
+// slot list (slot true).
+func (g *Group) addWorkerWaiter(w *worker, slot bool) {
+	g.mu.Lock()
+	if slot {
+		g.state.Or(bitSlot)
+		g.slotWaiters = append(g.slotWaiters, waiter{w: w})
+	} else {
+		g.state.Or(bitDone)
+		g.doneWaiters = append(g.doneWaiters, waiter{w: w})
+	}
+	g.mu.Unlock()
+}
+
+// removeWorkerWaiter ends w's registration from addWorkerWaiter.
+func (g *Group) removeWorkerWaiter(w *worker) {
+	g.mu.Lock()
+	for _, l := range []struct {
+		list *[]waiter
+		bit  uint64
+	}{{&g.doneWaiters, bitDone}, {&g.slotWaiters, bitSlot}} {
+		kept := (*l.list)[:0]
+		for _, wt := range *l.list {
+			if wt.w != w {
+				kept = append(kept, wt)
+			}
+		}
+		clear((*l.list)[len(kept):])
+		*l.list = kept
+		if len(kept) == 0 {
+			g.state.And(^l.bit)
+		}
+	}
+	g.mu.Unlock()
+}
+
+// Wait implements the waiting half of wsgroup.Group.Wait: on a worker of
+// the group's pool it helps; elsewhere it blocks, and then, for the group
+// that owns the pool, shuts the pool's workers down.
+func (g *Group) Wait() error {
+	if p := g.pool.Load(); p != nil {
+		if w := current(); w != nil && w.pool == p {
+			w.flush() // this worker's own unsettled completions may be ours
+			if g.count() != 0 {
+				w.help(g, false)
+			}
+		} else {
+			g.waitOutside()
+			if p.owner == g {
+				p.shutdown()
+			}
+		}
+	}
+	if g.cancel != nil {
+		g.cancel(g.err)
+	}
+	return g.err
+}
+
+// fail records err if it is the group's first error, and cancels.
+func (g *Group) fail(err error) {
+	if g.errSet.CompareAndSwap(false, true) {
+		g.err = err
+		if g.cancel != nil {
+			g.cancel(err)
+		}
+	}
+}
+
+// startRunning admits a task of a limited group to execute on w, or parks
+// it and reports false. Parking happens only when a task of the group is
+// suspended in a helping Wait on some worker and that worker (or another)
+// picks up a further task of the same group: running it would let more
+// than limit of the group's tasks be executing at once.
+func (g *Group) startRunning(w *worker, f func() error) bool {
+	if g.running.Add(1) <= g.limit {
+		return true
+	}
+	g.running.Add(-1)
+	g.mu.Lock()
+	g.parked = append(g.parked, f)
+	g.nParked.Store(int64(len(g.parked)))
+	g.mu.Unlock()
+	// A task may have stopped between our Add and the store of nParked,
+	// and missed the parked task: look again (see stopRunning).
+	if g.running.Load() < g.limit {
+		g.unpark(w)
+	}
+	return false
+}
+
+// stopRunning ends a task's admission and resubmits a parked task, if any.
+// The decrement comes before the load of nParked, and startRunning stores
+// nParked before loading running: one of the two sees the other.
+func (g *Group) stopRunning(w *worker) {
+	g.running.Add(-1)
+	if g.nParked.Load() > 0 {
+		g.unpark(w)
+	}
+}
+
+// unpark moves the oldest parked task onto w's deque.
+func (g *Group) unpark(w *worker) {
+	g.mu.Lock()
+	if len(g.parked) == 0 {
+		g.mu.Unlock()
+		return
+	}
+	f := g.parked[0]
+	g.parked[0] = nil
+	g.parked = g.parked[1:]
+	g.nParked.Store(int64(len(g.parked)))
+	g.mu.Unlock()
+	w.pushLocal(f, g)
+}

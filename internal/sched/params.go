@@ -1,0 +1,29 @@
+package sched
+
+import "time"
+
+// The run-time parameters that decide how the scheduler trades latency for
+// CPU. They are kept together so that tuning for a different machine size
+// touches one file. (sleep.Rounds, the number of searches before a worker
+// gets sleepy, lives with the sleep protocol.)
+const (
+	// injectBatch is the most tasks a worker moves from the injector into
+	// its own deque at once. Larger batches amortize the injector's lock;
+	// smaller ones spread a slow producer's tasks more evenly.
+	injectBatch = 64
+
+	// stealRounds is how many passes over the victims a search makes when
+	// a steal lost a race, before it reports nothing found.
+	stealRounds = 4
+
+	// linger is how long an idle worker sleeps before it retires, when
+	// nothing asked its pool to shut down.
+	linger = 5 * time.Millisecond
+
+	// submitSpins is how many times an outside Go yields the processor,
+	// rechecking for a free slot, before it blocks on a limited group.
+	submitSpins = 16
+
+	// freeTasks caps each worker's free list of task records.
+	freeTasks = 256
+)

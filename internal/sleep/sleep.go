@@ -1,0 +1,284 @@
+package sleep
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Rounds is how many fruitless searches (each followed by runtime.Gosched)
+// a worker makes before it announces that it is getting sleepy.
+const Rounds = 32
+
+// Sleep coordinates the idle workers of one pool. Worker i (0 ≤ i < n, as
+// given to New) owns sleeper slot i: only worker i calls StartLooking,
+// NoWorkFound, WorkFound and StopLooking with index i. Any goroutine may post
+// jobs and wake workers.
+//
+// Sleep must be created by New.
+type Sleep struct {
+	c        counters
+	sleepers []sleeper
+}
+
+// sleeper is the parking place of one worker. blocked is guarded by mu; it
+// is true exactly while the worker is registered as sleeping (counted in
+// Counters.Sleeping) and nobody has woken it yet.
+type sleeper struct {
+	mu      sync.Mutex
+	blocked bool
+	// wake carries one token from the waker to the sleeper. The waker sends
+	// only while it holds mu and finds blocked true, and sets blocked to
+	// false in the same critical section, so at most one token is ever in
+	// flight and the buffer of one never blocks the waker.
+	wake  chan struct{}
+	timer *time.Timer // owned by the worker; lazily created
+	_     [40]byte    // keep neighbouring sleepers' locks apart
+}
+
+// New returns a Sleep for a pool of at most n workers.
+func New(n int) *Sleep {
+	if n < 1 || n > MaxWorkers {
+		panic("sleep: worker count out of range")
+	}
+	s := &Sleep{sleepers: make([]sleeper, n)}
+	for i := range s.sleepers {
+		s.sleepers[i].wake = make(chan struct{}, 1)
+	}
+	return s
+}
+
+// Workers reports n as given to New.
+func (s *Sleep) Workers() int { return len(s.sleepers) }
+
+// Load returns the current counters.
+func (s *Sleep) Load() Counters { return s.c.load() }
+
+// Idle is the state of one worker between StartLooking and WorkFound (or
+// StopLooking). It belongs to that worker.
+type Idle struct {
+	worker int
+	rounds int
+	jec    uint32 // the JEC when this worker announced sleepiness
+}
+
+// Outcome is what NoWorkFound did.
+type Outcome int
+
+const (
+	// Search: the worker yielded or was woken; it should search again.
+	Search Outcome = iota
+	// Done: the caller's done condition held; the worker did not sleep.
+	Done
+	// Lingered: the worker slept for the whole linger time and nobody woke
+	// it. It is still inactive; it may search again or StopLooking and retire.
+	Lingered
+)
+
+// StartLooking marks worker as idle and returns its idle state.
+func (s *Sleep) StartLooking(worker int) Idle {
+	s.c.addInactive()
+	return Idle{worker: worker}
+}
+
+// WorkFound marks the worker as busy again. If others sleep, it wakes one:
+// work that one idle worker found often comes with more (a batch taken from
+// the injector sits in its deque, ready to be stolen).
+func (s *Sleep) WorkFound(idle *Idle) {
+	if old := s.c.subInactive(); old.Sleeping() > 0 {
+		s.wakeAny(1)
+	}
+}
+
+// StopLooking takes the worker off the inactive count without waking
+// anyone: the worker retires, or stops idling for a reason of its own (the
+// condition it waited for came true). It must not use this Idle again.
+func (s *Sleep) StopLooking(idle *Idle) { s.c.subInactive() }
+
+// NoWorkFound is called by an idle worker after each fruitless search; see
+// the package documentation for the three steps.
+//
+// done is the worker's reason to stop idling (its pool is shutting down, or
+// the group it waits for has finished). It is evaluated under the worker's
+// sleep lock just before the worker would sleep; whoever makes done true
+// must then call WakeWorker(worker), so that a worker that saw done false
+// is either not yet asleep or is woken.
+//
+// injected reports whether the pool's injector holds jobs; it must read the
+// injector with an atomic operation (see the package documentation on JEC
+// wrap-around).
+//
+// linger > 0 bounds one sleep: after that long without a wake-up the worker
+// returns Lingered. linger ≤ 0 sleeps until woken.
+func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.Duration) Outcome {
+	switch {
+	case idle.rounds < Rounds:
+		idle.rounds++
+		runtime.Gosched()
+		return Search
+	case idle.rounds == Rounds:
+		// Make the JEC even, and remember it. From here on, a poster that
+		// reads the counters sees the JEC even and bumps it, which our
+		// check in sleep notices; a job pushed before that read is found
+		// by the search the caller makes after we return.
+		idle.jec = s.c.bumpJECIf(false).JEC()
+		idle.rounds++
+		runtime.Gosched()
+		return Search
+	default:
+		return s.sleep(idle, done, injected, linger)
+	}
+}
+
+func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Duration) Outcome {
+	sl := &s.sleepers[idle.worker]
+	sl.mu.Lock()
+	// Under the lock: whoever sets done calls WakeWorker after, which takes
+	// this lock. Either it ran before we locked (we see done) or it will
+	// find blocked set below and wake us.
+	if done() {
+		sl.mu.Unlock()
+		idle.rounds, idle.jec = 0, 0
+		return Done
+	}
+	for {
+		c := s.c.load()
+		if c.JEC() != idle.jec {
+			// A job was posted since we announced sleepiness, and the last
+			// search missed it (or it was taken meanwhile). Search again,
+			// and get sleepy again right away if nothing turns up.
+			sl.mu.Unlock()
+			idle.rounds = Rounds
+			return Search
+		}
+		// The compare-and-swap fails if anything in the word changed,
+		// including the JEC; then we re-check from a fresh load.
+		if s.c.tryAddSleeping(c) {
+			break
+		}
+	}
+	// Registered as a sleeper. The JEC comparison cannot tell a counter
+	// that wrapped around 2³² posts back to our value from one that never
+	// moved. Look at the injector once more: an injected job could be the
+	// one whose post we missed, and no running worker is bound to run it.
+	// (This load comes after our registration in the total order, so a
+	// poster that pushed later sees us as a sleeper and wakes someone.)
+	if injected() {
+		s.c.subSleeping()
+		sl.mu.Unlock()
+		idle.rounds, idle.jec = 0, 0
+		return Search
+	}
+	sl.blocked = true
+	sl.mu.Unlock()
+
+	out := Search
+	if linger <= 0 {
+		<-sl.wake
+	} else {
+		if sl.timer == nil {
+			sl.timer = time.NewTimer(linger)
+		} else {
+			sl.timer.Reset(linger)
+		}
+		select {
+		case <-sl.wake:
+			sl.timer.Stop()
+		case <-sl.timer.C:
+			sl.mu.Lock()
+			if sl.blocked {
+				// Nobody woke us: unregister ourselves.
+				sl.blocked = false
+				s.c.subSleeping()
+				out = Lingered
+			} else {
+				// A waker beat the timer: its token is already in the
+				// channel (sent under the lock we now hold). Take it so
+				// the next sleep starts with an empty channel.
+				<-sl.wake
+			}
+			sl.mu.Unlock()
+		}
+	}
+	idle.rounds, idle.jec = 0, 0
+	return out
+}
+
+// NewInjectedJobs announces n jobs pushed onto the pool's injector;
+// NewInternalJobs announces n jobs pushed onto a worker's deque. Each must be
+// called after the push. queueWasEmpty tells whether the queue held nothing
+// before the push: if it held jobs, the idle workers awake now were not
+// enough, so sleepers are woken even when some workers are awake.
+//
+// Both return the counters as the post left them, so the caller can tell
+// whether any worker is idle (for example, to decide to start a new one).
+func (s *Sleep) NewInjectedJobs(n int, queueWasEmpty bool) Counters {
+	return s.newJobs(n, queueWasEmpty)
+}
+
+// NewInternalJobs: see NewInjectedJobs.
+func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {
+	return s.newJobs(n, queueWasEmpty)
+}
+
+// The two entry points are the same in Go: the push is an atomic operation
+// and so is our first load of the counters, and sequential consistency
+// orders them. (Rayon needs a fence for injected jobs because its injector
+// publishes with release/acquire only.)
+func (s *Sleep) newJobs(n int, queueWasEmpty bool) Counters {
+	// One load when the JEC is already odd; otherwise make it odd, which
+	// keeps sleepy workers from falling asleep with our job unseen.
+	c := s.c.bumpJECIf(true)
+	sleeping := c.Sleeping()
+	if sleeping == 0 {
+		return c
+	}
+	wake := n
+	if queueWasEmpty {
+		// The awake idle workers will find the first jobs.
+		wake = n - c.AwakeIdle()
+	}
+	if wake > sleeping {
+		wake = sleeping
+	}
+	if wake > 0 {
+		s.wakeAny(wake)
+	}
+	return c
+}
+
+// wakeAny wakes up to n sleeping workers.
+func (s *Sleep) wakeAny(n int) {
+	for i := range s.sleepers {
+		if s.WakeWorker(i) {
+			if n--; n == 0 {
+				return
+			}
+		}
+	}
+}
+
+// WakeAll wakes every sleeping worker (for example, to shut a pool down).
+func (s *Sleep) WakeAll() {
+	for i := range s.sleepers {
+		s.WakeWorker(i)
+	}
+}
+
+// WakeWorker wakes worker i if it sleeps, and reports whether it did.
+func (s *Sleep) WakeWorker(i int) bool {
+	sl := &s.sleepers[i]
+	sl.mu.Lock()
+	if !sl.blocked {
+		sl.mu.Unlock()
+		return false
+	}
+	sl.blocked = false
+	// The waker, not the sleeper, takes it off the sleeping count, at once:
+	// otherwise posters would keep counting a worker that is already on its
+	// way back as a sleeper that needs waking.
+	s.c.subSleeping()
+	sl.wake <- struct{}{}
+	sl.mu.Unlock()
+	return true
+}

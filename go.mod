@@ -1,6 +1,6 @@
 module github.com/go-steal/steal
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/petermattis/goid v0.0.0-20260820044319-269ab09b5261

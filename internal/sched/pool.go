@@ -18,14 +18,14 @@ import (
 // Workers leave (retire) when they have been idle for linger, or at once
 // when the owner group's Wait shuts the pool down.
 type Pool struct {
-	owner *Group        // the group whose first Go created the pool
-	sleep *sleep.Sleep  // idle protocol; one sleeper per slot
-	inj   injector      // tasks from outside
-	slots []worker      // fixed; slot i is worker i
-	max   int32         // len(slots)
-	live  atomic.Int32  // slots occupied by a goroutine; written under mu
-	stop  atomic.Bool   // set by shutdown: idle workers retire at once
-	extra atomic.Int64  // nested-group tasks submitted from outside (see pendingNested)
+	owner *Group       // the group whose first Go created the pool
+	sleep *sleep.Sleep // idle protocol; one sleeper per slot
+	inj   injector     // tasks from outside
+	slots []worker     // fixed; slot i is worker i
+	max   int32        // len(slots)
+	live  atomic.Int32 // slots occupied by a goroutine; written under mu
+	stop  atomic.Bool  // set by shutdown: idle workers retire at once
+	extra atomic.Int64 // nested-group tasks submitted from outside (see pendingNested)
 
 	mu      sync.Mutex    // guards slot occupancy, live changes, drained
 	drained chan struct{} // closed when live reaches 0 during a shutdown

@@ -29,6 +29,18 @@ type Group struct {
 	limit    int64
 	blockAll bool
 
+	errSet atomic.Bool
+	err    error       // written once, by the task whose CAS on errSet won
+	cancel func(error) // set by WithContext before first use
+
+	// slow holds what only waiting, limits and parking need. Fork-join
+	// code makes a Group per call, so the common Group stays small and the
+	// rest is allocated on first need.
+	slow atomic.Pointer[groupSlow]
+}
+
+// groupSlow is the part of a Group that blocking and limits use.
+type groupSlow struct {
 	// running counts tasks of a limited group that are executing; a task
 	// that would exceed the limit (a helper in a nested Wait picked it up
 	// while the waiting task still counts as running) is parked instead,
@@ -36,14 +48,19 @@ type Group struct {
 	running atomic.Int64
 	nParked atomic.Int64
 
-	errSet atomic.Bool
-	err    error       // written once, by the task whose CAS on errSet won
-	cancel func(error) // set by WithContext before first use
-
 	mu          sync.Mutex
 	doneWaiters []waiter // waiting for the count to reach zero
 	slotWaiters []waiter // waiting for the count to drop below limit
 	parked      []func() error
+}
+
+// sl returns the slow part, allocating it on first use.
+func (g *Group) sl() *groupSlow {
+	if s := g.slow.Load(); s != nil {
+		return s
+	}
+	g.slow.CompareAndSwap(nil, new(groupSlow))
+	return g.slow.Load()
 }
 
 const (
@@ -69,8 +86,6 @@ func (g *Group) SetCancel(cancel func(error)) { g.cancel = cancel }
 // count returns the number of active tasks.
 func (g *Group) count() int64 { return int64(g.state.Load() / oneTask) }
 
-func (g *Group) slotFree() bool { return g.count() < g.limit }
-
 // Active returns the number of active tasks, read once.
 func (g *Group) Active() int64 { return g.count() }
 
@@ -87,7 +102,8 @@ func (g *Group) SetLimit(n int) {
 	}
 	// A pool this group owns is sized by the limit. Between batches (no
 	// task active) a differently sized pool is made by the next Go.
-	if p := g.pool.Load(); p != nil && p.owner == g && g.count() == 0 && int(p.max) != poolSize(int(g.limit)) {
+	if p := g.pool.Load(); p != nil && p.owner == g && g.count() == 0 &&
+		(p.size != sizeFor(int(g.limit)) || p.hardMax != hardMaxFor(int(g.limit))) {
 		g.pool.Store(nil)
 	}
 }
@@ -102,7 +118,7 @@ func (g *Group) bind(w *worker) *Pool {
 	if w != nil {
 		p = w.pool
 	} else {
-		p = newPool(g, poolSize(int(g.limit)))
+		p = newPool(g, int(g.limit))
 	}
 	if g.pool.CompareAndSwap(nil, p) {
 		return p
@@ -112,8 +128,9 @@ func (g *Group) bind(w *worker) *Pool {
 
 // Go implements wsgroup.Group.Go (block true) and TryGo (block false).
 func (g *Group) Go(f func() error, block bool) bool {
-	w := current()
-	p := g.bind(w)
+	cw := current()
+	p := g.bind(cw)
+	w := cw
 	if w != nil && w.pool != p {
 		w = nil // a worker of another pool is an outsider here
 	}
@@ -132,17 +149,33 @@ func (g *Group) Go(f func() error, block bool) bool {
 			case !block:
 				return false
 			case w == nil:
-				g.acquireBlocking()
-			case p.owner == g:
-				// The pool's workers already bound the group's
-				// concurrency (see Group.startRunning): queue the task,
-				// so recursion under a limit cannot deadlock.
-				g.state.Add(oneTask)
+				if cw != nil {
+					cw.block() // see Wait
+					g.acquireBlocking()
+					cw.unblock()
+				} else {
+					g.acquireBlocking()
+				}
 			default:
-				// A nested group with its own limit: run queued tasks
-				// until a slot frees.
+				// Inside a task, Go does not wait for a slot: the caller
+				// may hold one itself (a task of g calling g.Go), or a
+				// task of g may be suspended below it on this worker's
+				// stack, and waiting would deadlock where errgroup does.
+				// While the group is over its limit and queued work
+				// exists, run that instead (backpressure); then queue the
+				// task above the limit. At most limit tasks of g execute
+				// at once all the same (Group.startRunning).
 				for !g.tryAcquire() {
-					w.help(g, true)
+					if p.owner == g {
+						g.state.Add(oneTask)
+						break
+					}
+					t := w.find()
+					if t == nil {
+						g.state.Add(oneTask)
+						break
+					}
+					w.execute(t)
 				}
 			}
 		}
@@ -180,6 +213,7 @@ func (g *Group) tryAcquire() bool {
 // yields a few times first: with tiny tasks a slot frees within a
 // scheduling round, far sooner than a blocked goroutine is woken.
 func (g *Group) acquireBlocking() {
+	sl := g.sl()
 	for i := 0; ; i++ {
 		if g.tryAcquire() {
 			return
@@ -189,18 +223,18 @@ func (g *Group) acquireBlocking() {
 			continue
 		}
 		ch := chans.Get().(chan struct{})
-		g.mu.Lock()
+		sl.mu.Lock()
 		// Set the flag before the last try: a finisher whose subtraction
 		// comes after this Or sees the flag and wakes us; one that came
 		// before left a free slot that tryAcquire takes.
 		g.state.Or(bitSlot)
 		if g.tryAcquire() {
-			g.mu.Unlock()
+			sl.mu.Unlock()
 			chans.Put(ch)
 			return
 		}
-		g.slotWaiters = append(g.slotWaiters, waiter{ch: ch})
-		g.mu.Unlock()
+		sl.slotWaiters = append(sl.slotWaiters, waiter{ch: ch})
+		sl.mu.Unlock()
 		<-ch
 		chans.Put(ch)
 	}
@@ -229,10 +263,11 @@ func (g *Group) finish(k int64) {
 // helper that finds the condition false again goes back to sleep relying
 // on the registration.
 func (g *Group) wake(slot bool) {
-	g.mu.Lock()
-	list, bit := &g.doneWaiters, uint64(bitDone)
+	sl := g.sl()
+	sl.mu.Lock()
+	list, bit := &sl.doneWaiters, uint64(bitDone)
 	if slot {
-		list, bit = &g.slotWaiters, bitSlot
+		list, bit = &sl.slotWaiters, bitSlot
 	}
 	var chs []chan struct{}
 	var ws []*worker
@@ -250,7 +285,7 @@ func (g *Group) wake(slot bool) {
 	if len(kept) == 0 {
 		g.state.And(^bit)
 	}
-	g.mu.Unlock()
+	sl.mu.Unlock()
 	for _, ch := range chs {
 		ch <- struct{}{}
 	}
@@ -262,16 +297,17 @@ func (g *Group) wake(slot bool) {
 // waitOutside blocks the calling goroutine, which is not a worker of the
 // group's pool, until no task is active.
 func (g *Group) waitOutside() {
+	sl := g.sl()
 	for g.count() != 0 {
 		ch := chans.Get().(chan struct{})
-		g.mu.Lock()
+		sl.mu.Lock()
 		// As in acquireBlocking: flag first, then the check, so that a
 		// finisher either sees the flag or left a zero count for us.
 		registered := g.state.Or(bitDone)/oneTask != 0
 		if registered {
-			g.doneWaiters = append(g.doneWaiters, waiter{ch: ch})
+			sl.doneWaiters = append(sl.doneWaiters, waiter{ch: ch})
 		}
-		g.mu.Unlock()
+		sl.mu.Unlock()
 		if registered {
 			<-ch
 		}
@@ -279,40 +315,32 @@ func (g *Group) waitOutside() {
 	}
 }
 
-// addWorkerWaiter registers helper w on the done list (slot false) or the
-// slot list (slot true).
-func (g *Group) addWorkerWaiter(w *worker, slot bool) {
-	g.mu.Lock()
-	if slot {
-		g.state.Or(bitSlot)
-		g.slotWaiters = append(g.slotWaiters, waiter{w: w})
-	} else {
-		g.state.Or(bitDone)
-		g.doneWaiters = append(g.doneWaiters, waiter{w: w})
-	}
-	g.mu.Unlock()
+// addWorkerWaiter registers helper w to be woken when the count reaches
+// zero.
+func (g *Group) addWorkerWaiter(w *worker) {
+	sl := g.sl()
+	sl.mu.Lock()
+	g.state.Or(bitDone)
+	sl.doneWaiters = append(sl.doneWaiters, waiter{w: w})
+	sl.mu.Unlock()
 }
 
 // removeWorkerWaiter ends w's registration from addWorkerWaiter.
 func (g *Group) removeWorkerWaiter(w *worker) {
-	g.mu.Lock()
-	for _, l := range []struct {
-		list *[]waiter
-		bit  uint64
-	}{{&g.doneWaiters, bitDone}, {&g.slotWaiters, bitSlot}} {
-		kept := (*l.list)[:0]
-		for _, wt := range *l.list {
-			if wt.w != w {
-				kept = append(kept, wt)
-			}
-		}
-		clear((*l.list)[len(kept):])
-		*l.list = kept
-		if len(kept) == 0 {
-			g.state.And(^l.bit)
+	sl := g.sl()
+	sl.mu.Lock()
+	kept := sl.doneWaiters[:0]
+	for _, wt := range sl.doneWaiters {
+		if wt.w != w {
+			kept = append(kept, wt)
 		}
 	}
-	g.mu.Unlock()
+	clear(sl.doneWaiters[len(kept):])
+	sl.doneWaiters = kept
+	if len(kept) == 0 {
+		g.state.And(^uint64(bitDone))
+	}
+	sl.mu.Unlock()
 }
 
 // Wait implements the waiting half of wsgroup.Group.Wait: on a worker of
@@ -323,10 +351,18 @@ func (g *Group) Wait() error {
 		if w := current(); w != nil && w.pool == p {
 			w.flush() // this worker's own unsettled completions may be ours
 			if g.count() != 0 {
-				w.help(g, false)
+				w.help(g)
 			}
 		} else {
-			g.waitOutside()
+			if w != nil {
+				// A worker of another pool: let that pool replace it
+				// while it blocks here.
+				w.block()
+				g.waitOutside()
+				w.unblock()
+			} else {
+				g.waitOutside()
+			}
 			if p.owner == g {
 				p.shutdown()
 			}
@@ -354,17 +390,18 @@ func (g *Group) fail(err error) {
 // picks up a further task of the same group: running it would let more
 // than limit of the group's tasks be executing at once.
 func (g *Group) startRunning(w *worker, f func() error) bool {
-	if g.running.Add(1) <= g.limit {
+	sl := g.sl()
+	if sl.running.Add(1) <= g.limit {
 		return true
 	}
-	g.running.Add(-1)
-	g.mu.Lock()
-	g.parked = append(g.parked, f)
-	g.nParked.Store(int64(len(g.parked)))
-	g.mu.Unlock()
+	sl.running.Add(-1)
+	sl.mu.Lock()
+	sl.parked = append(sl.parked, f)
+	sl.nParked.Store(int64(len(sl.parked)))
+	sl.mu.Unlock()
 	// A task may have stopped between our Add and the store of nParked,
 	// and missed the parked task: look again (see stopRunning).
-	if g.running.Load() < g.limit {
+	if sl.running.Load() < g.limit {
 		g.unpark(w)
 	}
 	return false
@@ -374,23 +411,25 @@ func (g *Group) startRunning(w *worker, f func() error) bool {
 // The decrement comes before the load of nParked, and startRunning stores
 // nParked before loading running: one of the two sees the other.
 func (g *Group) stopRunning(w *worker) {
-	g.running.Add(-1)
-	if g.nParked.Load() > 0 {
+	sl := g.sl()
+	sl.running.Add(-1)
+	if sl.nParked.Load() > 0 {
 		g.unpark(w)
 	}
 }
 
 // unpark moves the oldest parked task onto w's deque.
 func (g *Group) unpark(w *worker) {
-	g.mu.Lock()
-	if len(g.parked) == 0 {
-		g.mu.Unlock()
+	sl := g.sl()
+	sl.mu.Lock()
+	if len(sl.parked) == 0 {
+		sl.mu.Unlock()
 		return
 	}
-	f := g.parked[0]
-	g.parked[0] = nil
-	g.parked = g.parked[1:]
-	g.nParked.Store(int64(len(g.parked)))
-	g.mu.Unlock()
+	f := sl.parked[0]
+	sl.parked[0] = nil
+	sl.parked = sl.parked[1:]
+	sl.nParked.Store(int64(len(sl.parked)))
+	sl.mu.Unlock()
 	w.pushLocal(f, g)
 }

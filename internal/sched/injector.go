@@ -31,11 +31,12 @@ func (q *injector) push(t task) (wasEmpty bool) {
 	}
 	q.buf[(q.head+q.size)&(len(q.buf)-1)] = t
 	q.size++
+	n := q.size
 	// Publish the count after the task is in the ring; a consumer that
 	// sees n > 0 still takes mu before reading the ring.
-	q.n.Store(int64(q.size))
+	q.n.Store(int64(n))
 	q.mu.Unlock()
-	return q.size == 1
+	return n == 1 // not q.size: that is only ours while we hold mu
 }
 
 // popBatch moves up to len(dst) of the oldest tasks into dst, taking about

@@ -12,23 +12,34 @@ import (
 // Pool is a set of worker goroutines that run the tasks of one top-level
 // Group and of every Group nested in its tasks.
 //
-// A pool has a fixed number of worker slots (its maximum size). A slot owns
-// a deque and a sleeper; a goroutine occupies a slot while it runs, and
-// slots are filled on demand: when a task is posted and no worker is idle.
-// Workers leave (retire) when they have been idle for linger, or at once
-// when the owner group's Wait shuts the pool down.
+// A pool has a size: the group's limit, or GOMAXPROCS. Worker slots are made
+// on demand and never removed; a slot owns a deque and a sleeper, and a
+// goroutine occupies a slot while it runs. A worker is started when a task
+// is posted and no worker is idle, while fewer than capacity() workers run.
+// Workers leave (retire) after being idle for linger, at once when the pool
+// has more workers than its capacity, or when the owner's Wait shuts the
+// pool down.
 type Pool struct {
 	owner *Group       // the group whose first Go created the pool
 	sleep *sleep.Sleep // idle protocol; one sleeper per slot
 	inj   injector     // tasks from outside
-	slots []worker     // fixed; slot i is worker i
-	max   int32        // len(slots)
-	live  atomic.Int32 // slots occupied by a goroutine; written under mu
-	stop  atomic.Bool  // set by shutdown: idle workers retire at once
-	extra atomic.Int64 // nested-group tasks submitted from outside (see pendingNested)
 
-	mu      sync.Mutex    // guards slot occupancy, live changes, drained
-	drained chan struct{} // closed when live reaches 0 during a shutdown
+	// slots is replaced, never modified in place, when it grows (under mu):
+	// thieves iterate over a snapshot, and every *worker stays valid.
+	slots atomic.Pointer[[]*worker]
+
+	size     int32        // workers wanted for running tasks: min(limit, GOMAXPROCS)
+	hardMax  int32        // never more workers than this: the limit, if any
+	live     atomic.Int32 // occupied slots; written under mu
+	blocked  atomic.Int32 // workers in a blocking wait (see worker.block)
+	stop     atomic.Bool  // set by shutdown: idle workers retire at once
+	watching atomic.Bool  // a watchdog runs; set under mu
+	extra    atomic.Int64 // nested-group tasks submitted from outside (see pendingNested)
+
+	mu        sync.Mutex    // guards slot occupancy and growth, live changes, drained, watchExit
+	drained   chan struct{} // closed when live reaches 0 during a shutdown
+	stopping  int           // shutdowns in progress
+	watchExit chan struct{} // closed when the watchdog exits
 }
 
 // workers maps worker goroutines to their slots.
@@ -37,30 +48,45 @@ var workers gid.Table[worker]
 // current returns the worker running on the calling goroutine, or nil.
 func current() *worker { return workers.Lookup() }
 
-func newPool(owner *Group, size int) *Pool {
-	if size < 1 {
-		size = 1
+func newPool(owner *Group, limit int) *Pool {
+	size := sizeFor(limit)
+	p := &Pool{owner: owner, sleep: sleep.New(int(size)), size: size, hardMax: hardMaxFor(limit)}
+	slots := make([]*worker, size)
+	for i := range slots {
+		slots[i] = p.newWorker(i)
 	}
-	size = min(size, sleep.MaxWorkers)
-	p := &Pool{owner: owner, sleep: sleep.New(size), slots: make([]worker, size), max: int32(size)}
-	for i := range p.slots {
-		w := &p.slots[i]
-		w.pool, w.index = p, i
-		w.rng = uint64(i)*0x9E3779B97F4A7C15 + 1
-		w.doneFn = w.waitDone
-		w.injectedFn = p.inj.nonEmpty
-	}
+	p.slots.Store(&slots)
 	return p
 }
 
-// poolSize is the number of workers for a new pool: the group's limit when
-// it has one below GOMAXPROCS, otherwise GOMAXPROCS.
-func poolSize(limit int) int {
+func (p *Pool) newWorker(i int) *worker {
+	w := &worker{pool: p, index: i, rng: uint64(i)*0x9E3779B97F4A7C15 + 1}
+	w.doneFn = w.waitDone
+	w.injectedFn = p.inj.nonEmpty
+	return w
+}
+
+// capacity is how many workers may run now: the size, plus one for each
+// worker that is blocked in a wait of ours, but never above hardMax.
+func (p *Pool) capacity() int32 {
+	return min(p.size+p.blocked.Load(), p.hardMax)
+}
+
+// hardMaxFor reports the hardMax of a pool made for a group with this limit.
+func hardMaxFor(limit int) int32 {
+	if limit > 0 {
+		return int32(min(limit, sleep.MaxWorkers))
+	}
+	return sleep.MaxWorkers
+}
+
+// sizeFor reports the size a pool made for a group with this limit has.
+func sizeFor(limit int) int32 {
 	n := runtime.GOMAXPROCS(0)
 	if limit > 0 && limit < n {
 		n = limit
 	}
-	return n
+	return int32(n)
 }
 
 // inject queues t from a goroutine that is not one of p's workers.
@@ -82,28 +108,67 @@ func (p *Pool) inject(t task) {
 // push and finds the task; otherwise our read of live (below) comes after
 // it gave up its slot, so we see room and start a worker.
 func (p *Pool) maybeSpawn(c sleep.Counters) {
-	if c.Inactive() == 0 && p.live.Load() < p.max {
-		p.spawn()
+	if c.Inactive() != 0 {
+		return
+	}
+	if p.live.Load() < p.capacity() {
+		p.spawn(false)
+	} else {
+		p.watch() // saturated: see watchdog.go
 	}
 }
 
-// spawn starts a worker in a free slot, if there is one.
-func (p *Pool) spawn() {
+// spawn starts a worker in a free slot, making one if need be, unless the
+// pool already runs capacity() workers (extra: hardMax, the watchdog's cap,
+// applies instead).
+func (p *Pool) spawn(extra bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.live.Load() >= p.max {
-		return
+	if p.stop.Load() {
+		return false
 	}
-	for i := range p.slots {
-		w := &p.slots[i]
-		if !w.occupied {
-			w.occupied = true
-			p.live.Add(1)
-			// The new worker counts as inactive (looking for work) from
-			// now on, so posters that follow do not start more workers
-			// for the same job.
-			idle := p.sleep.StartLooking(i)
-			go w.run(idle)
+	if extra && p.live.Load() >= p.hardMax || !extra && p.live.Load() >= p.capacity() {
+		return false
+	}
+	slots := *p.slots.Load()
+	var w *worker
+	for _, s := range slots {
+		if !s.occupied {
+			w = s
+			break
+		}
+	}
+	if w == nil {
+		if len(slots) >= sleep.MaxWorkers {
+			return false
+		}
+		w = p.newWorker(len(slots))
+		p.sleep.Grow(len(slots) + 1)
+		grown := append(slots[:len(slots):len(slots)], w)
+		p.slots.Store(&grown)
+	}
+	w.occupied = true
+	p.live.Add(1)
+	// The new worker counts as inactive (looking for work) from now on,
+	// so posters that follow do not start more workers for the same job.
+	idle := p.sleep.StartLooking(w.index)
+	go w.run(idle)
+	return true
+}
+
+// spawnUpTo starts up to n workers within capacity, for the watchdog.
+func (p *Pool) spawnUpTo(n int) {
+	for range n {
+		if !p.spawn(false) {
+			return
+		}
+	}
+}
+
+// spawnExtra starts n workers above capacity, for the watchdog.
+func (p *Pool) spawnExtra(n int) {
+	for range n {
+		if !p.spawn(true) {
 			return
 		}
 	}
@@ -129,7 +194,7 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if w.occupied || p.live.Load() >= p.max {
+	if w.occupied || p.live.Load() >= p.capacity() {
 		return true // someone else started a worker for the task
 	}
 	w.occupied = true
@@ -147,21 +212,33 @@ func (p *Pool) shutdown() {
 	if p.pendingNested() > 0 {
 		return
 	}
+	// Several goroutines may Wait on the owner at once: they share one
+	// drain, and the last to finish clears stop.
 	p.mu.Lock()
-	if p.live.Load() == 0 {
-		p.mu.Unlock()
-		return
+	p.stopping++
+	if p.live.Load() > 0 && p.drained == nil {
+		p.drained = make(chan struct{})
 	}
-	done := make(chan struct{})
-	p.drained = done
+	drained := p.drained
 	p.stop.Store(true)
+	watchExit := p.watchExit
 	p.mu.Unlock()
-	// Workers check stop under their sleep lock before sleeping (the done
-	// condition of NoWorkFound); WakeAll takes each of those locks after
-	// our store, so each sleeper either saw stop or is woken now.
-	p.sleep.WakeAll()
-	<-done
-	p.stop.Store(false)
+	if drained != nil {
+		// Workers check stop under their sleep lock before sleeping (the
+		// done condition of NoWorkFound); WakeAll takes each of those
+		// locks after our store, so each sleeper either saw stop or is
+		// woken now.
+		p.sleep.WakeAll()
+		<-drained
+	}
+	if watchExit != nil {
+		<-watchExit // the watchdog sees stop within a tick
+	}
+	p.mu.Lock()
+	if p.stopping--; p.stopping == 0 {
+		p.stop.Store(false)
+	}
+	p.mu.Unlock()
 }
 
 // pendingNested reports an upper bound on the tasks of nested groups that
@@ -178,11 +255,13 @@ func (p *Pool) shutdown() {
 // the two reads.)
 func (p *Pool) pendingNested() int64 {
 	var finished, submitted int64
-	for i := range p.slots {
-		finished += p.slots[i].nestedFinished.Load()
+	for _, w := range *p.slots.Load() {
+		finished += w.nestedFinished.Load()
 	}
-	for i := range p.slots {
-		submitted += p.slots[i].nestedSubmitted.Load()
+	// A slot added after the load above has finished nothing yet (its
+	// counters start at zero), so the second pass may see more slots.
+	for _, w := range *p.slots.Load() {
+		submitted += w.nestedSubmitted.Load()
 	}
 	return submitted + p.extra.Load() - finished
 }

@@ -3,6 +3,7 @@ package sleep
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -10,21 +11,36 @@ import (
 // a worker makes before it announces that it is getting sleepy.
 const Rounds = 32
 
-// Sleep coordinates the idle workers of one pool. Worker i (0 ≤ i < n, as
-// given to New) owns sleeper slot i: only worker i calls StartLooking,
-// NoWorkFound, WorkFound and StopLooking with index i. Any goroutine may post
-// jobs and wake workers.
+// Sleep coordinates the idle workers of one pool. Worker i owns sleeper
+// slot i: only worker i calls StartLooking, NoWorkFound, WorkFound and
+// StopLooking with index i. Any goroutine may post jobs and wake workers.
 //
-// Sleep must be created by New.
+// The set of slots grows (Grow) but never shrinks, so a pool can add
+// workers while it runs. Sleep must be created by New.
 type Sleep struct {
-	c        counters
-	sleepers []sleeper
+	c counters
+
+	// sleepers is replaced, never modified in place, by Grow: a reader
+	// that loaded the old slice sees every slot that existed then, each
+	// slot is a pointer that stays valid, and a slot added later belongs
+	// to a worker that did not exist when the reader loaded the slice.
+	sleepers atomic.Pointer[[]*sleeper]
+	growMu   sync.Mutex
 }
 
 // sleeper is the parking place of one worker. blocked is guarded by mu; it
 // is true exactly while the worker is registered as sleeping (counted in
 // Counters.Sleeping) and nobody has woken it yet.
 type sleeper struct {
+	// asleep lets a waker skip workers that are not about to sleep without
+	// taking their locks. It is set, under mu, before the sleeper reads
+	// its done condition and before it registers as a sleeper, and cleared
+	// whenever blocked is cleared or the sleep is abandoned. So a waker
+	// that loads asleep false after making done true (or after reading a
+	// sleeper count that includes this worker) knows that the worker's own
+	// later load of done (or its failed registration) will stop it.
+	asleep atomic.Bool
+
 	mu      sync.Mutex
 	blocked bool
 	// wake carries one token from the waker to the sleeper. The waker sends
@@ -33,23 +49,37 @@ type sleeper struct {
 	// flight and the buffer of one never blocks the waker.
 	wake  chan struct{}
 	timer *time.Timer // owned by the worker; lazily created
-	_     [40]byte    // keep neighbouring sleepers' locks apart
 }
 
-// New returns a Sleep for a pool of at most n workers.
+// New returns a Sleep with n worker slots.
 func New(n int) *Sleep {
-	if n < 1 || n > MaxWorkers {
-		panic("sleep: worker count out of range")
-	}
-	s := &Sleep{sleepers: make([]sleeper, n)}
-	for i := range s.sleepers {
-		s.sleepers[i].wake = make(chan struct{}, 1)
-	}
+	s := new(Sleep)
+	s.sleepers.Store(new([]*sleeper))
+	s.Grow(n)
 	return s
 }
 
-// Workers reports n as given to New.
-func (s *Sleep) Workers() int { return len(s.sleepers) }
+// Grow makes sure there are at least n worker slots.
+func (s *Sleep) Grow(n int) {
+	if n > MaxWorkers {
+		panic("sleep: too many workers")
+	}
+	s.growMu.Lock()
+	defer s.growMu.Unlock()
+	old := *s.sleepers.Load()
+	if n <= len(old) {
+		return
+	}
+	grown := make([]*sleeper, n, max(n, 2*len(old)))
+	copy(grown, old)
+	for i := len(old); i < n; i++ {
+		grown[i] = &sleeper{wake: make(chan struct{}, 1)}
+	}
+	s.sleepers.Store(&grown)
+}
+
+// Workers reports the number of worker slots.
+func (s *Sleep) Workers() int { return len(*s.sleepers.Load()) }
 
 // Load returns the current counters.
 func (s *Sleep) Load() Counters { return s.c.load() }
@@ -81,13 +111,16 @@ func (s *Sleep) StartLooking(worker int) Idle {
 	return Idle{worker: worker}
 }
 
-// WorkFound marks the worker as busy again. If others sleep, it wakes one:
-// work that one idle worker found often comes with more (a batch taken from
-// the injector sits in its deque, ready to be stolen).
-func (s *Sleep) WorkFound(idle *Idle) {
-	if old := s.c.subInactive(); old.Sleeping() > 0 {
+// WorkFound marks the worker as busy again and returns the counters as it
+// left them. If others sleep, it wakes one: work that one idle worker found
+// often comes with more (a batch taken from the injector sits in its deque,
+// ready to be stolen).
+func (s *Sleep) WorkFound(idle *Idle) Counters {
+	old := s.c.subInactive()
+	if old.Sleeping() > 0 {
 		s.wakeAny(1)
 	}
+	return old - oneInactive
 }
 
 // StopLooking takes the worker off the inactive count without waking
@@ -131,12 +164,16 @@ func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.
 }
 
 func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Duration) Outcome {
-	sl := &s.sleepers[idle.worker]
+	sl := (*s.sleepers.Load())[idle.worker]
 	sl.mu.Lock()
+	// Announce before reading done: a waker stores done, then loads
+	// asleep; we store asleep, then load done. One of us sees the other.
+	sl.asleep.Store(true)
 	// Under the lock: whoever sets done calls WakeWorker after, which takes
 	// this lock. Either it ran before we locked (we see done) or it will
 	// find blocked set below and wake us.
 	if done() {
+		sl.asleep.Store(false)
 		sl.mu.Unlock()
 		idle.rounds, idle.jec = 0, 0
 		return Done
@@ -147,6 +184,7 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 			// A job was posted since we announced sleepiness, and the last
 			// search missed it (or it was taken meanwhile). Search again,
 			// and get sleepy again right away if nothing turns up.
+			sl.asleep.Store(false)
 			sl.mu.Unlock()
 			idle.rounds = Rounds
 			return Search
@@ -165,6 +203,7 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 	// poster that pushed later sees us as a sleeper and wakes someone.)
 	if injected() {
 		s.c.subSleeping()
+		sl.asleep.Store(false)
 		sl.mu.Unlock()
 		idle.rounds, idle.jec = 0, 0
 		return Search
@@ -189,6 +228,7 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 			if sl.blocked {
 				// Nobody woke us: unregister ourselves.
 				sl.blocked = false
+				sl.asleep.Store(false)
 				s.c.subSleeping()
 				out = Lingered
 			} else {
@@ -249,8 +289,8 @@ func (s *Sleep) newJobs(n int, queueWasEmpty bool) Counters {
 
 // wakeAny wakes up to n sleeping workers.
 func (s *Sleep) wakeAny(n int) {
-	for i := range s.sleepers {
-		if s.WakeWorker(i) {
+	for _, sl := range *s.sleepers.Load() {
+		if s.wake(sl) {
 			if n--; n == 0 {
 				return
 			}
@@ -260,20 +300,25 @@ func (s *Sleep) wakeAny(n int) {
 
 // WakeAll wakes every sleeping worker (for example, to shut a pool down).
 func (s *Sleep) WakeAll() {
-	for i := range s.sleepers {
-		s.WakeWorker(i)
+	for _, sl := range *s.sleepers.Load() {
+		s.wake(sl)
 	}
 }
 
 // WakeWorker wakes worker i if it sleeps, and reports whether it did.
-func (s *Sleep) WakeWorker(i int) bool {
-	sl := &s.sleepers[i]
+func (s *Sleep) WakeWorker(i int) bool { return s.wake((*s.sleepers.Load())[i]) }
+
+func (s *Sleep) wake(sl *sleeper) bool {
+	if !sl.asleep.Load() {
+		return false // see sleeper.asleep
+	}
 	sl.mu.Lock()
 	if !sl.blocked {
 		sl.mu.Unlock()
 		return false
 	}
 	sl.blocked = false
+	sl.asleep.Store(false)
 	// The waker, not the sleeper, takes it off the sleeping count, at once:
 	// otherwise posters would keep counting a worker that is already on its
 	// way back as a sleeper that needs waking.

@@ -1,0 +1,29 @@
+package deque
+
+// Cap returns the number of slots in d's current ring, or 0 if a zero Deque
+// has not allocated its ring yet.
+func (d *Deque[T]) Cap() int {
+	r := d.ring.Load()
+	if r == nil {
+		return 0
+	}
+	return len(r.slots)
+}
+
+// Floor returns the capacity below which d never shrinks.
+func (d *Deque[T]) Floor() int { return d.minCap() }
+
+// SlotAt returns the raw content of the slot of index i in d's current ring
+// (nil if there is no ring).
+func (d *Deque[T]) SlotAt(i int64) *T {
+	r := d.ring.Load()
+	if r == nil {
+		return nil
+	}
+	return r.slot(i).Load()
+}
+
+// Indices returns d's top and bottom.
+func (d *Deque[T]) Indices() (top, bottom int64) {
+	return d.top.Load(), d.bottom.Load()
+}

@@ -1,0 +1,134 @@
+package sched
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"time"
+)
+
+// The watchdog keeps a pool from starving. (A pool whose size is already
+// its hard maximum, a group limited to at most GOMAXPROCS, has nothing to
+// add and runs none.)
+//
+// errgroup runs every task at once, so its users write tasks that wait for
+// each other: a task blocks on a channel that a later task closes, eight
+// tasks wait on ctx.Done() for a ninth to fail. On a pool of GOMAXPROCS
+// workers those programs stall: every worker is blocked and the task that
+// would release them sits in a queue. The pool must add workers, but only
+// then: CPU-bound tasks must not grow it past GOMAXPROCS.
+//
+// Two signals together tell the cases apart:
+//
+//   - saturation, from the pool itself: tasks are queued and no worker is
+//     idle (searching or asleep) to take them;
+//   - idle CPUs, from the runtime (runtime/metrics): fewer goroutines are
+//     running than GOMAXPROCS allows, and none is waiting for a CPU.
+//
+// Saturated with busy CPUs is CPU-bound work: adding workers would only
+// add contention. Saturated with idle CPUs means some of our busy workers
+// are not on a CPU, so they are blocked, and a new worker can make
+// progress. A rule based on progress alone ("no task started for T") is
+// either slow for a fan-out of blocking calls, which needs many workers at
+// once, or wrong for long CPU-bound tasks, which start nothing for a long
+// time while doing useful work.
+//
+// The watchdog is a goroutine that exists only while its pool is saturated:
+// a post that finds the pool saturated starts it (Pool.watch), and it exits
+// after watchQuiet ticks without saturation, or when the pool shuts down.
+// On each tick that finds the pool saturated with idle CPUs it adds
+// workers above the pool's capacity (see Pool.spawnExtra): as many as there
+// are idle CPUs, or, when no goroutine at all is running (every worker is
+// blocked), as many again as are live, so that a fan-out of 64 blocking
+// calls reaches 64 workers in a few ticks, not 32. Workers above capacity
+// retire as soon as they find nothing to do.
+const (
+	watchTick  = 100 * time.Microsecond
+	watchQuiet = 20 // ticks without saturation before the watchdog exits
+)
+
+// watch starts the watchdog unless it runs. Called by posters that found
+// the pool saturated (all workers busy, no room to start another).
+func (p *Pool) watch() {
+	if p.watching.Load() || p.size == p.hardMax {
+		return // one atomic load on the common path
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.watching.Load() || p.stop.Load() {
+		return
+	}
+	p.watching.Store(true)
+	p.watchExit = make(chan struct{})
+	go p.watchdog(p.watchExit)
+}
+
+func (p *Pool) watchdog(exit chan struct{}) {
+	samples := []metrics.Sample{
+		{Name: "/sched/goroutines/running:goroutines"},
+		{Name: "/sched/goroutines/runnable:goroutines"},
+	}
+	timer := time.NewTimer(watchTick)
+	defer timer.Stop()
+	quiet := 0
+	for {
+		<-timer.C
+		timer.Reset(watchTick)
+		if p.stop.Load() {
+			break
+		}
+		queued := p.queued()
+		if queued == 0 || p.sleep.Load().Inactive() > 0 {
+			if quiet++; quiet < watchQuiet {
+				continue
+			}
+			// Exit. A poster that saw watching true after our last check
+			// did not start another watchdog, so clear the flag first,
+			// then look once more: if the pool is saturated again, take
+			// the flag back and carry on.
+			p.mu.Lock()
+			p.watching.Store(false)
+			p.mu.Unlock()
+			if p.queued() == 0 || p.sleep.Load().Inactive() > 0 || !p.watching.CompareAndSwap(false, true) {
+				break
+			}
+			quiet = 0
+			continue
+		}
+		quiet = 0
+		if p.live.Load() < p.capacity() {
+			// Below capacity (workers retired, or tasks arrived in
+			// deques without a post that could start one): fill up.
+			p.spawnUpTo(min(queued, int(p.capacity()-p.live.Load())))
+			continue
+		}
+		metrics.Read(samples)
+		running := int(samples[0].Value.Uint64()) - 1 // not counting ourselves
+		runnable := int(samples[1].Value.Uint64())
+		procs := runtime.GOMAXPROCS(0)
+		if runnable > 0 || running >= procs {
+			continue // CPU-bound: more workers would not help
+		}
+		add := procs - max(running, 0)
+		if running <= 0 {
+			add = max(add, int(p.live.Load()))
+		}
+		p.spawnExtra(min(add, queued))
+	}
+	p.mu.Lock()
+	if p.watchExit == exit {
+		p.watching.Store(false)
+		p.watchExit = nil
+	}
+	p.mu.Unlock()
+	close(exit)
+}
+
+// queued estimates the number of queued tasks: the injector's and the
+// deques'. Racy by nature; only the watchdog uses it.
+func (p *Pool) queued() int {
+	n := int(p.inj.n.Load())
+	for _, w := range *p.slots.Load() {
+		n += w.dq.Len()
+	}
+	return n
+}

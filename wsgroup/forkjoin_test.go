@@ -1,0 +1,873 @@
+package wsgroup_test
+
+// Fork-join: what errgroup cannot do (CONTRACT §3). Tasks call Go on their own
+// (possibly limited) group without waiting, create nested groups and Wait on
+// them, and Wait on groups of other pools. With errgroup, recursive Go under
+// SetLimit deadlocks; with wsgroup every one of these must complete, running
+// every task exactly once.
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-steal/steal/wsgroup"
+)
+
+// runCounts records how many times each task of a test ran.
+type runCounts struct {
+	counts []atomic.Int32
+	total  atomic.Int64
+}
+
+func newRunCounts(n int) *runCounts { return &runCounts{counts: make([]atomic.Int32, n)} }
+
+func (c *runCounts) ran(i int) {
+	c.counts[i].Add(1)
+	c.total.Add(1)
+}
+
+// check reports an error unless every task in [from, len) ran exactly once.
+func (c *runCounts) check(t testing.TB, from int) {
+	t.Helper()
+	want := int64(len(c.counts) - from)
+	if got := c.total.Load(); got != want {
+		t.Errorf("%d task runs in all, want %d", got, want)
+	}
+	bad := 0
+	for i := from; i < len(c.counts); i++ {
+		if n := c.counts[i].Load(); n != 1 {
+			if bad < 10 {
+				t.Errorf("task %d ran %d times, want exactly once", i, n)
+			}
+			bad++
+		}
+	}
+	if bad > 10 {
+		t.Errorf("... and %d more tasks did not run exactly once", bad-10)
+	}
+}
+
+// concTracker tracks how many tasks of one group execute at once.
+type concTracker struct {
+	cur, max atomic.Int32
+}
+
+func (c *concTracker) enter() {
+	n := c.cur.Add(1)
+	for {
+		m := c.max.Load()
+		if n <= m || c.max.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+func (c *concTracker) exit() { c.cur.Add(-1) }
+
+// busy does a little work and yields, so that tasks overlap if they can.
+func busy() {
+	x := 0
+	for i := 0; i < 200; i++ {
+		x += i * i
+	}
+	runtime.Gosched()
+	spinSink.Add(uint64(x))
+}
+
+var spinSink atomic.Uint64
+
+// TestRecursiveGoUnderLimit: a binary tree of 2047 tasks, each task at depth
+// < 10 calling g.Go twice on its own group for its children without waiting,
+// under SetLimit. errgroup deadlocks here: each running task holds a slot and
+// blocks in Go waiting for another.
+func TestRecursiveGoUnderLimit(t *testing.T) {
+	const depth = 10
+	const nodes = 1<<(depth+1) - 1 // 2047, heap-numbered from 1
+	for _, limit := range []int{2, 1, 3} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			rc := newRunCounts(nodes + 1)
+			runWithTimeout(t, func() {
+				var g wsgroup.Group
+				g.SetLimit(limit)
+				var node func(id, d int) func() error
+				node = func(id, d int) func() error {
+					return func() error {
+						rc.ran(id)
+						if d < depth {
+							g.Go(node(2*id, d+1))
+							g.Go(node(2*id+1, d+1))
+						}
+						return nil
+					}
+				}
+				g.Go(node(1, 0))
+				if err := g.Wait(); err != nil {
+					t.Errorf("Wait() = %v, want nil", err)
+				}
+			})
+			rc.check(t, 1)
+		})
+	}
+}
+
+// fibGroups computes fib(n) with a new group per call.
+func fibGroups(n int) int {
+	if n < 2 {
+		return n
+	}
+	var g wsgroup.Group
+	var a, b int
+	g.Go(func() error { a = fibGroups(n - 1); return nil })
+	g.Go(func() error { b = fibGroups(n - 2); return nil })
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
+	return a + b
+}
+
+func TestFibNestedGroups(t *testing.T) {
+	withGOMAXPROCS(t, func(t *testing.T) {
+		var got int
+		runWithTimeout(t, func() { got = fibGroups(20) })
+		if got != 6765 {
+			t.Errorf("fib(20) = %d, want 6765", got)
+		}
+	})
+}
+
+// TestNestedWaitInLimitOneTask: the tasks of a SetLimit(1) group each create
+// a nested group, give it tasks (some of which add more tasks to it) and Wait
+// on it.
+func TestNestedWaitInLimitOneTask(t *testing.T) {
+	const outerTasks, innerTasks = 8, 50
+	rc := newRunCounts(outerTasks * innerTasks * 2)
+	var outerRan atomic.Int32
+	runWithTimeout(t, func() {
+		var outer wsgroup.Group
+		outer.SetLimit(1)
+		for o := 0; o < outerTasks; o++ {
+			outer.Go(func() error {
+				outerRan.Add(1)
+				var inner wsgroup.Group
+				for i := 0; i < innerTasks; i++ {
+					id := (o*innerTasks + i) * 2
+					inner.Go(func() error {
+						rc.ran(id)
+						inner.Go(func() error { rc.ran(id + 1); return nil })
+						return nil
+					})
+				}
+				return inner.Wait()
+			})
+		}
+		if err := outer.Wait(); err != nil {
+			t.Errorf("outer Wait() = %v, want nil", err)
+		}
+	})
+	if n := outerRan.Load(); n != outerTasks {
+		t.Errorf("%d outer tasks ran, want %d", n, outerTasks)
+	}
+	rc.check(t, 0)
+}
+
+// TestReuseAfterWait: a group takes more Go, SetLimit and Wait after a Wait,
+// and the first error sticks across later Waits.
+func TestReuseAfterWait(t *testing.T) {
+	errFirst := errors.New("wsgroup_test: first")
+	errSecond := errors.New("wsgroup_test: second")
+	runWithTimeout(t, func() {
+		var g wsgroup.Group
+		var ran atomic.Int32
+		round := func(n int) {
+			for i := 0; i < n; i++ {
+				g.Go(func() error { ran.Add(1); return nil })
+			}
+		}
+		expectRan := int32(0)
+		wait := func(what string, want error, n int) {
+			expectRan += int32(n)
+			if err := g.Wait(); err != want {
+				t.Errorf("%s: Wait() = %v, want %v", what, err, want)
+			}
+			if got := ran.Load(); got != expectRan {
+				t.Errorf("%s: %d tasks ran so far, want %d", what, got, expectRan)
+			}
+		}
+
+		round(10)
+		wait("first round", nil, 10)
+
+		g.SetLimit(2)
+		round(20)
+		wait("after SetLimit(2)", nil, 20)
+
+		// Recursive Go under the new limit after reuse.
+		g.Go(func() error {
+			for i := 0; i < 5; i++ {
+				g.Go(func() error { ran.Add(1); return nil })
+			}
+			return nil
+		})
+		wait("recursive round", nil, 5)
+
+		g.Go(func() error { return errFirst })
+		round(5)
+		wait("round with an error", errFirst, 5)
+
+		g.SetLimit(-1)
+		round(10)
+		wait("successful round after an error", errFirst, 10)
+
+		g.SetLimit(1)
+		g.Go(func() error { return errSecond })
+		round(3)
+		wait("round with a second error", errFirst, 3)
+
+		wait("Wait with no new tasks", errFirst, 0)
+	})
+}
+
+// TestConcurrentGoCallers: 8 goroutines call Go on one group at once.
+func TestConcurrentGoCallers(t *testing.T) {
+	const callers = 8
+	perCaller := scale(10000, 1000)
+	withGOMAXPROCS(t, func(t *testing.T) {
+		for _, limit := range []int{-1, 3} {
+			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+				rc := newRunCounts(callers * perCaller)
+				runWithTimeout(t, func() {
+					var g wsgroup.Group
+					g.SetLimit(limit)
+					var wg sync.WaitGroup
+					start := make(chan struct{})
+					for c := 0; c < callers; c++ {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							<-start
+							for i := 0; i < perCaller; i++ {
+								id := c*perCaller + i
+								g.Go(func() error { rc.ran(id); return nil })
+							}
+						}()
+					}
+					close(start)
+					wg.Wait()
+					if err := g.Wait(); err != nil {
+						t.Errorf("Wait() = %v, want nil", err)
+					}
+				})
+				rc.check(t, 0)
+			})
+		}
+	})
+}
+
+// TestGoWhileWaiting: tasks keep calling Go on their own group while Wait is
+// already waiting: a chain where each task spawns the next.
+func TestGoWhileWaiting(t *testing.T) {
+	const n = 1000
+	chain := func(t *testing.T, g *wsgroup.Group) {
+		rc := newRunCounts(n)
+		var link func(i int) func() error
+		link = func(i int) func() error {
+			return func() error {
+				rc.ran(i)
+				if i+1 < n {
+					g.Go(link(i + 1))
+				}
+				return nil
+			}
+		}
+		g.Go(link(0))
+		if err := g.Wait(); err != nil {
+			t.Errorf("Wait() = %v, want nil", err)
+		}
+		rc.check(t, 0)
+	}
+	for _, limit := range []int{-1, 1, 2} {
+		t.Run(fmt.Sprintf("top/limit=%d", limit), func(t *testing.T) {
+			runWithTimeout(t, func() {
+				var g wsgroup.Group
+				g.SetLimit(limit)
+				chain(t, &g)
+			})
+		})
+		t.Run(fmt.Sprintf("nested/limit=%d", limit), func(t *testing.T) {
+			runWithTimeout(t, func() {
+				var outer wsgroup.Group
+				outer.Go(func() error {
+					var g wsgroup.Group
+					g.SetLimit(limit)
+					chain(t, &g)
+					return nil
+				})
+				if err := outer.Wait(); err != nil {
+					t.Errorf("outer Wait() = %v, want nil", err)
+				}
+			})
+		})
+	}
+	t.Run("fan-out-while-waiting", func(t *testing.T) {
+		// The first task starts many tasks which each start one more, while
+		// the test goroutine is already in Wait.
+		const width = 500
+		rc := newRunCounts(2 * width)
+		runWithTimeout(t, func() {
+			var g wsgroup.Group
+			g.SetLimit(2)
+			proceed := make(chan struct{})
+			g.Go(func() error {
+				<-proceed // Wait is (most likely) already waiting
+				for i := 0; i < width; i++ {
+					g.Go(func() error {
+						rc.ran(2 * i)
+						g.Go(func() error { rc.ran(2*i + 1); return nil })
+						return nil
+					})
+				}
+				return nil
+			})
+			go close(proceed)
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() = %v, want nil", err)
+			}
+		})
+		rc.check(t, 0)
+	})
+}
+
+// TestWaitOnOtherGroupFromTask: a task of one group waits on another
+// top-level group (created outside any task) to which it gave tasks.
+func TestWaitOnOtherGroupFromTask(t *testing.T) {
+	const n = 200
+	t.Run("first-Go-from-task", func(t *testing.T) {
+		for _, limit := range []int{-1, 1} {
+			t.Run(fmt.Sprintf("outer-limit=%d", limit), func(t *testing.T) {
+				rc := newRunCounts(n)
+				runWithTimeout(t, func() {
+					var a, b wsgroup.Group // both created outside any task
+					a.SetLimit(limit)
+					a.Go(func() error {
+						for i := 0; i < n; i++ {
+							b.Go(func() error { rc.ran(i); return nil })
+						}
+						return b.Wait()
+					})
+					if err := a.Wait(); err != nil {
+						t.Errorf("a.Wait() = %v, want nil", err)
+					}
+				})
+				rc.check(t, 0)
+			})
+		}
+	})
+	t.Run("other-group-already-running", func(t *testing.T) {
+		// b got its first task from outside (so it runs on its own pool) and
+		// is still busy when a's task adds to it and waits on it.
+		rc := newRunCounts(n + 1)
+		runWithTimeout(t, func() {
+			var a, b wsgroup.Group
+			release := make(chan struct{})
+			b.Go(func() error { <-release; rc.ran(n); return nil })
+			a.Go(func() error {
+				for i := 0; i < n; i++ {
+					b.Go(func() error { rc.ran(i); return nil })
+				}
+				close(release)
+				return b.Wait()
+			})
+			if err := a.Wait(); err != nil {
+				t.Errorf("a.Wait() = %v, want nil", err)
+			}
+			if err := b.Wait(); err != nil {
+				t.Errorf("b.Wait() = %v, want nil", err)
+			}
+		})
+		rc.check(t, 0)
+	})
+	t.Run("other-group-limited", func(t *testing.T) {
+		// b has SetLimit(2) and its own pool; several tasks of a feed it
+		// from outside that pool at once and all wait on it. A blocker
+		// keeps b active until every feeder has submitted, so no Go races
+		// with a Wait that could already return.
+		const feeders = 4
+		rc := newRunCounts(feeders * n)
+		runWithTimeout(t, func() {
+			var a, b wsgroup.Group
+			b.SetLimit(2)
+			allSubmitted := make(chan struct{})
+			b.Go(func() error { <-allSubmitted; return nil })
+			var submitted sync.WaitGroup
+			submitted.Add(feeders)
+			go func() { submitted.Wait(); close(allSubmitted) }()
+			for f := 0; f < feeders; f++ {
+				a.Go(func() error {
+					for i := 0; i < n; i++ {
+						id := f*n + i
+						b.Go(func() error { rc.ran(id); return nil })
+					}
+					submitted.Done()
+					return b.Wait()
+				})
+			}
+			if err := a.Wait(); err != nil {
+				t.Errorf("a.Wait() = %v, want nil", err)
+			}
+		})
+		rc.check(t, 0)
+	})
+	t.Run("two-groups-feed-each-other", func(t *testing.T) {
+		// A task of a feeds b, a task of b feeds a; each also waits on a
+		// nested group of its own. a's first task stays active until b's
+		// has fed a, so every Go happens before the Wait that covers it.
+		rc := newRunCounts(4 * n)
+		runWithTimeout(t, func() {
+			var a, b wsgroup.Group
+			bFedA := make(chan struct{})
+			a.Go(func() error {
+				var inner wsgroup.Group
+				for i := 0; i < n; i++ {
+					b.Go(func() error { rc.ran(i); return nil })
+					inner.Go(func() error { rc.ran(n + i); return nil })
+				}
+				err := inner.Wait()
+				<-bFedA
+				return err
+			})
+			b.Go(func() error {
+				var inner wsgroup.Group
+				for i := 0; i < n; i++ {
+					a.Go(func() error { rc.ran(2*n + i); return nil })
+					inner.Go(func() error { rc.ran(3*n + i); return nil })
+				}
+				close(bFedA)
+				return inner.Wait()
+			})
+			if err := a.Wait(); err != nil {
+				t.Errorf("a.Wait() = %v, want nil", err)
+			}
+			if err := b.Wait(); err != nil {
+				t.Errorf("b.Wait() = %v, want nil", err)
+			}
+		})
+		rc.check(t, 0)
+	})
+}
+
+// treeSize is the number of nodes of a complete k-ary tree of the given
+// depth, numbered in heap order from 0: node id's children are
+// id*k+1 .. id*k+k.
+func treeSize(k, depth int) int {
+	n, level := 0, 1
+	for d := 0; d <= depth; d++ {
+		n += level
+		level *= k
+	}
+	return n
+}
+
+// TestNestedLimitedTree: recursive fork-join where every node creates a
+// nested group with its own limit, under SetLimit(1) on the outer group.
+func TestNestedLimitedTree(t *testing.T) {
+	const k, depth, roots = 3, 6, 4
+	size := treeSize(k, depth) // 1093 per root
+	for _, tc := range []struct {
+		name         string
+		nestedLimit  int
+		siblingSpawn bool // children also add a sibling to their own nested group
+	}{
+		{"nested-limit=2", 2, false},
+		{"nested-limit=1", 1, false},
+		{"nested-limit=1/sibling-spawn", 1, true},
+		{"nested-limit=2/sibling-spawn", 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := newRunCounts(roots * size)
+			extra := newRunCounts(roots * size)
+			runWithTimeout(t, func() {
+				var node func(base, id, d int) error
+				node = func(base, id, d int) error {
+					rc.ran(base + id)
+					if d == depth {
+						return nil
+					}
+					var g wsgroup.Group
+					g.SetLimit(tc.nestedLimit)
+					for c := 1; c <= k; c++ {
+						child := id*k + c
+						g.Go(func() error {
+							if tc.siblingSpawn {
+								g.Go(func() error { extra.ran(base + child); return nil })
+							}
+							return node(base, child, d+1)
+						})
+					}
+					return g.Wait()
+				}
+				var outer wsgroup.Group
+				outer.SetLimit(1)
+				for r := 0; r < roots; r++ {
+					outer.Go(func() error { return node(r*size, 0, 0) })
+				}
+				if err := outer.Wait(); err != nil {
+					t.Errorf("outer Wait() = %v, want nil", err)
+				}
+			})
+			rc.check(t, 0)
+			if tc.siblingSpawn {
+				// Every node except the roots was spawned with a sibling.
+				want := int64(roots * (size - 1))
+				if got := extra.total.Load(); got != want {
+					t.Errorf("%d sibling tasks ran, want %d", got, want)
+				}
+				for r := 0; r < roots; r++ {
+					for i := 1; i < size; i++ {
+						if n := extra.counts[r*size+i].Load(); n != 1 {
+							t.Errorf("sibling of node %d/%d ran %d times, want 1", r, i, n)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTryGoInsideTask: TryGo from a task on its own limited group reports
+// false exactly when the group's active tasks (the caller included) have
+// reached the limit. Deterministic: the spawned tasks block until the
+// calling task has made all its calls.
+func TestTryGoInsideTask(t *testing.T) {
+	for _, limit := range []int{1, 2, 3, 5} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			var results []bool
+			var childRan atomic.Int32
+			runWithTimeout(t, func() {
+				var g wsgroup.Group
+				g.SetLimit(limit)
+				release := make(chan struct{})
+				g.Go(func() error {
+					defer close(release)
+					// limit-1 calls fit beside the caller; the next two
+					// must be refused.
+					for i := 0; i < limit+1; i++ {
+						results = append(results, g.TryGo(func() error {
+							<-release
+							childRan.Add(1)
+							return nil
+						}))
+					}
+					return nil
+				})
+				if err := g.Wait(); err != nil {
+					t.Errorf("Wait() = %v, want nil", err)
+				}
+				// Nothing is active any more: TryGo from outside succeeds.
+				if !g.TryGo(func() error { return nil }) {
+					t.Errorf("TryGo after Wait = false, want true")
+				}
+				g.Wait()
+			})
+			for i, ok := range results {
+				want := i < limit-1
+				if ok != want {
+					t.Errorf("TryGo #%d from a task under SetLimit(%d) = %v, want %v", i, limit, ok, want)
+				}
+			}
+			if n := childRan.Load(); n != int32(limit-1) {
+				t.Errorf("%d accepted tasks ran, want %d", n, limit-1)
+			}
+		})
+	}
+	t.Run("no-limit", func(t *testing.T) {
+		var refused atomic.Int32
+		runWithTimeout(t, func() {
+			var g wsgroup.Group
+			g.Go(func() error {
+				for i := 0; i < 100; i++ {
+					if !g.TryGo(func() error { return nil }) {
+						refused.Add(1)
+					}
+				}
+				return nil
+			})
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() = %v, want nil", err)
+			}
+		})
+		if n := refused.Load(); n != 0 {
+			t.Errorf("TryGo with no limit refused %d times, want 0", n)
+		}
+	})
+}
+
+// TestLimitBoundsConcurrency: under SetLimit(n) no more than n of the
+// group's tasks execute at once (a task counts from its first to its last
+// instruction, including while it waits on a nested group).
+func TestLimitBoundsConcurrency(t *testing.T) {
+	for _, limit := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			check := func(t *testing.T, what string, tr *concTracker) {
+				t.Helper()
+				if m := tr.max.Load(); m > int32(limit) {
+					t.Errorf("%s: %d tasks executed at once under SetLimit(%d)", what, m, limit)
+				}
+				if c := tr.cur.Load(); c != 0 {
+					t.Errorf("%s: %d tasks still executing after Wait", what, c)
+				}
+			}
+
+			t.Run("flat", func(t *testing.T) {
+				var tr concTracker
+				rc := newRunCounts(300)
+				runWithTimeout(t, func() {
+					var g wsgroup.Group
+					g.SetLimit(limit)
+					for i := 0; i < 300; i++ {
+						g.Go(func() error {
+							tr.enter()
+							defer tr.exit()
+							rc.ran(i)
+							busy()
+							return nil
+						})
+					}
+					if err := g.Wait(); err != nil {
+						t.Errorf("Wait() = %v, want nil", err)
+					}
+				})
+				check(t, "flat", &tr)
+				rc.check(t, 0)
+			})
+
+			// A binary tree on one group: every task calls Go for its
+			// children while it executes.
+			recursiveTree := func(g *wsgroup.Group, tr *concTracker, rc *runCounts, depth int) {
+				var node func(id, d int) func() error
+				node = func(id, d int) func() error {
+					return func() error {
+						tr.enter()
+						defer tr.exit()
+						rc.ran(id)
+						if d < depth {
+							g.Go(node(2*id, d+1))
+							busy()
+							g.Go(node(2*id+1, d+1))
+						}
+						busy()
+						return nil
+					}
+				}
+				g.Go(node(1, 0))
+			}
+			const depth = 9 // 1023 tasks
+
+			t.Run("recursive", func(t *testing.T) {
+				var tr concTracker
+				rc := newRunCounts(1 << (depth + 1))
+				runWithTimeout(t, func() {
+					var g wsgroup.Group
+					g.SetLimit(limit)
+					recursiveTree(&g, &tr, rc, depth)
+					if err := g.Wait(); err != nil {
+						t.Errorf("Wait() = %v, want nil", err)
+					}
+				})
+				check(t, "recursive", &tr)
+				rc.check(t, 1)
+			})
+
+			t.Run("recursive-nested-limited", func(t *testing.T) {
+				// Several limited groups, each created inside a task of an
+				// unlimited group (so they share its pool), each running a
+				// recursive tree.
+				const groups = 4
+				trs := make([]concTracker, groups)
+				rcs := make([]*runCounts, groups)
+				for i := range rcs {
+					rcs[i] = newRunCounts(1 << (depth + 1))
+				}
+				runWithTimeout(t, func() {
+					var outer wsgroup.Group
+					for i := 0; i < groups; i++ {
+						outer.Go(func() error {
+							var g wsgroup.Group
+							g.SetLimit(limit)
+							recursiveTree(&g, &trs[i], rcs[i], depth)
+							return g.Wait()
+						})
+					}
+					if err := outer.Wait(); err != nil {
+						t.Errorf("outer Wait() = %v, want nil", err)
+					}
+				})
+				for i := range trs {
+					check(t, fmt.Sprintf("nested group %d", i), &trs[i])
+					rcs[i].check(t, 1)
+				}
+			})
+
+			// The group's tasks Wait on nested groups of their own while more
+			// of the group's tasks are queued: a task that waits still counts
+			// as executing, so a worker that helps while it waits must not
+			// start more of this group's tasks than the limit allows.
+			nestedWaits := func(t *testing.T, recursive bool) {
+				const tasks = 60
+				var tr concTracker
+				rc := newRunCounts(2 * tasks)
+				var nestedRan atomic.Int32
+				runWithTimeout(t, func() {
+					var g wsgroup.Group
+					g.SetLimit(limit)
+					body := func(id int) error {
+						tr.enter()
+						defer tr.exit()
+						rc.ran(id)
+						var h wsgroup.Group
+						for j := 0; j < 8; j++ {
+							h.Go(func() error { nestedRan.Add(1); busy(); return nil })
+						}
+						return h.Wait()
+					}
+					for i := 0; i < tasks; i++ {
+						if recursive {
+							// The second task is added from inside the first.
+							g.Go(func() error {
+								g.Go(func() error { return body(2*i + 1) })
+								return body(2 * i)
+							})
+						} else {
+							g.Go(func() error { return body(2 * i) })
+							g.Go(func() error { return body(2*i + 1) })
+						}
+					}
+					if err := g.Wait(); err != nil {
+						t.Errorf("Wait() = %v, want nil", err)
+					}
+				})
+				check(t, "tasks waiting on nested groups", &tr)
+				rc.check(t, 0)
+				if n := nestedRan.Load(); n != 2*tasks*8 {
+					t.Errorf("%d nested tasks ran, want %d", n, 2*tasks*8)
+				}
+			}
+			t.Run("nested-waits", func(t *testing.T) { nestedWaits(t, false) })
+			t.Run("nested-waits-recursive", func(t *testing.T) { nestedWaits(t, true) })
+		})
+	}
+}
+
+// stressNode is a node of a random spawn tree laid out breadth first: the
+// children of a node are the consecutive nodes first .. first+n-1.
+type stressNode struct {
+	first, n int32
+	mode     uint8 // 0: children on the caller's group; 1: on a nested group; 2: both
+	limit    int8  // the nested group's limit (-1: none)
+}
+
+func genStressTree(seed int64, total int) []stressNode {
+	r := rand.New(rand.NewSource(seed))
+	nodes := make([]stressNode, total)
+	next := 1
+	for i := 0; i < total && next < total; i++ {
+		k := r.Intn(5)
+		if k == 0 && i == next-1 {
+			k = 1 // the last known node must keep the tree growing
+		}
+		k = min(k, total-next)
+		nodes[i] = stressNode{
+			first: int32(next),
+			n:     int32(k),
+			mode:  uint8(r.Intn(3)),
+			limit: int8(r.Intn(4)),
+		}
+		if nodes[i].limit == 0 {
+			nodes[i].limit = -1
+		}
+		next += k
+	}
+	if next != total {
+		panic("stress tree generation did not reach every node")
+	}
+	return nodes
+}
+
+var errStress = errors.New("wsgroup_test: stress root error")
+
+// runStressTree runs the tree from its root on top and checks that every node
+// ran exactly once. With rootErr, the root returns errStress after spawning:
+// the other tasks must still all run (cancellation is cooperative).
+func runStressTree(t *testing.T, nodes []stressNode, top *wsgroup.Group, rootErr bool) {
+	rc := newRunCounts(len(nodes))
+	runWithTimeout(t, func() {
+		var run func(g *wsgroup.Group, i int32) error
+		run = func(g *wsgroup.Group, i int32) error {
+			rc.ran(int(i))
+			nd := &nodes[i]
+			var h *wsgroup.Group
+			if nd.n > 0 && nd.mode != 0 {
+				h = new(wsgroup.Group)
+				h.SetLimit(int(nd.limit))
+			}
+			for c := nd.first; c < nd.first+nd.n; c++ {
+				target := g
+				if nd.mode == 1 || (nd.mode == 2 && c%2 == 0) {
+					target = h
+				}
+				target.Go(func() error { return run(target, c) })
+			}
+			var err error
+			if h != nil {
+				err = h.Wait()
+			}
+			if i == 0 && rootErr && err == nil {
+				err = errStress
+			}
+			return err
+		}
+		top.Go(func() error { return run(top, 0) })
+		want := error(nil)
+		if rootErr {
+			want = errStress
+		}
+		if err := top.Wait(); err != want {
+			t.Errorf("Wait() = %v, want %v", err, want)
+		}
+	})
+	rc.check(t, 0)
+}
+
+// TestStressRandomTree: a random recursive spawn tree mixing nested groups
+// (with random limits) and Go on the caller's own group.
+func TestStressRandomTree(t *testing.T) {
+	total := scale(200000, 20000)
+	seed := int64(1)
+	withGOMAXPROCS(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			name     string
+			topLimit int
+			rootErr  bool
+		}{
+			{"top-no-limit", -1, false},
+			{"top-limit=2", 2, false},
+			{"with-context-error", 3, true},
+		} {
+			seed++
+			nodes := genStressTree(seed, total)
+			t.Run(tc.name, func(t *testing.T) {
+				t.Logf("seed %d, %d tasks", seed, total)
+				top, _ := wsgroup.WithContext(t.Context())
+				if !tc.rootErr {
+					top = new(wsgroup.Group)
+				}
+				top.SetLimit(tc.topLimit)
+				runStressTree(t, nodes, top, tc.rootErr)
+			})
+		}
+	})
+}

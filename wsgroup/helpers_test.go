@@ -1,0 +1,114 @@
+package wsgroup_test
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// panicPrefix starts the message of every panic that wsgroup raises on misuse.
+const panicPrefix = "wsgroup: "
+
+// defaultHangTimeout is how long a guarded test body may run before it is
+// declared hung. It is deliberately generous: it only exists to turn a
+// deadlock into a readable failure (with a goroutine dump) instead of the
+// go test binary's 10-minute panic. It is never used to judge speed.
+// WSGROUP_HANG_TIMEOUT (a time.Duration string) overrides it, which is handy
+// when experimenting with code that is expected to deadlock.
+const defaultHangTimeout = 60 * time.Second
+
+func hangTimeout() time.Duration {
+	if s := os.Getenv("WSGROUP_HANG_TIMEOUT"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil && d > 0 {
+			return d
+		}
+	}
+	return defaultHangTimeout
+}
+
+// waitTimeout runs f on a new goroutine and waits for it to return. If f has
+// not returned after d, the test fails with a dump of every goroutine's stack.
+//
+// f runs on a goroutine other than the test's, so it must report problems
+// with t.Error/t.Errorf only (never t.Fatal/t.FailNow/t.Skip).
+//
+// In the failure path the goroutine running f is abandoned (it leaks);
+// that only happens when the test has already failed.
+func waitTimeout(t testing.TB, d time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		abandoned.Store(true)
+		t.Fatalf("hang: still not finished after %v; all goroutines:\n%s", d, allStacks())
+	}
+}
+
+// abandoned is set once a guarded function has been abandoned after a hang:
+// its goroutines (and the pool's) stay alive, so later leak checks would only
+// report them again (and goleak can choke on their deep stacks).
+var abandoned atomic.Bool
+
+// runWithTimeout is waitTimeout with the default hang timeout.
+func runWithTimeout(t testing.TB, f func()) {
+	t.Helper()
+	waitTimeout(t, hangTimeout(), f)
+}
+
+// allStacks returns the stacks of all goroutines, growing the buffer (up to
+// 64 MiB) so that the dump of a deadlocked program is not cut short.
+func allStacks() []byte {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// scale returns long normally and short under -short.
+func scale(long, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return long
+}
+
+// withGOMAXPROCS runs one subtest per value of GOMAXPROCS, setting it for the
+// subtest and restoring it afterwards. The subtests must not be parallel:
+// GOMAXPROCS is process-wide.
+func withGOMAXPROCS(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	for _, p := range []int{1, 2, 4, 8} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", p), func(t *testing.T) {
+			prev := runtime.GOMAXPROCS(p)
+			defer runtime.GOMAXPROCS(prev)
+			f(t)
+		})
+	}
+}
+
+// recoverPanic calls f and reports the value it panicked with, if it did.
+func recoverPanic(f func()) (v any, panicked bool) {
+	panicked = true
+	defer func() {
+		if panicked {
+			v = recover()
+		}
+	}()
+	f()
+	panicked = false
+	return nil, false
+}

@@ -24,23 +24,25 @@ type Group struct {
 	// the call, or a new pool owned by this group.
 	pool atomic.Pointer[Pool]
 
-	// limit > 0 bounds the active tasks; 0 means no limit. blockAll is
+	// limit > 0 bounds the active tasks; 0 means no limit; blockAll is
 	// SetLimit(0). Written by SetLimit only while no task is active.
-	limit    int64
-	blockAll bool
+	limit int64
 
+	// slow holds what only errors, waiting, limits and parking need.
+	// Fork-join code makes a Group per call, so the common Group stays
+	// small (32 bytes) and the rest is allocated on first need.
+	slow atomic.Pointer[groupSlow]
+}
+
+// blockAll is the limit value for SetLimit(0): no task may be added.
+const blockAll = -1
+
+// groupSlow is the part of a Group that errors, blocking and limits use.
+type groupSlow struct {
 	errSet atomic.Bool
 	err    error       // written once, by the task whose CAS on errSet won
 	cancel func(error) // set by WithContext before first use
 
-	// slow holds what only waiting, limits and parking need. Fork-join
-	// code makes a Group per call, so the common Group stays small and the
-	// rest is allocated on first need.
-	slow atomic.Pointer[groupSlow]
-}
-
-// groupSlow is the part of a Group that blocking and limits use.
-type groupSlow struct {
 	// running counts tasks of a limited group that are executing; a task
 	// that would exceed the limit (a helper in a nested Wait picked it up
 	// while the waiting task still counts as running) is parked instead,
@@ -81,7 +83,7 @@ type waiter struct {
 var chans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
 // SetCancel sets the function called with the first error, and by Wait.
-func (g *Group) SetCancel(cancel func(error)) { g.cancel = cancel }
+func (g *Group) SetCancel(cancel func(error)) { g.sl().cancel = cancel }
 
 // count returns the number of active tasks.
 func (g *Group) count() int64 { return int64(g.state.Load() / oneTask) }
@@ -92,13 +94,16 @@ func (g *Group) Active() int64 { return g.count() }
 // SetLimit implements wsgroup.Group.SetLimit.
 func (g *Group) SetLimit(n int) {
 	if n < 0 {
-		g.limit, g.blockAll = 0, false
+		g.limit = 0
 	} else {
 		// One read of the state, so the message states what was seen.
 		if active := g.count(); active != 0 {
 			panic(fmt.Errorf("wsgroup: modify limit while %v goroutines in the group are still active", active))
 		}
-		g.limit, g.blockAll = int64(n), n == 0
+		g.limit = int64(n)
+		if n == 0 {
+			g.limit = blockAll
+		}
 	}
 	// A pool this group owns is sized by the limit. Between batches (no
 	// task active) a differently sized pool is made by the next Go.
@@ -134,8 +139,9 @@ func (g *Group) Go(f func() error, block bool) bool {
 	if w != nil && w.pool != p {
 		w = nil // a worker of another pool is an outsider here
 	}
+	var n int64 // the group's active count once this task is added
 	switch {
-	case g.blockAll:
+	case g.limit == blockAll:
 		if !block {
 			return false
 		}
@@ -144,17 +150,18 @@ func (g *Group) Go(f func() error, block bool) bool {
 		var never chan struct{}
 		<-never
 	case g.limit > 0:
-		if !g.tryAcquire() {
+		var ok bool
+		if n, ok = g.tryAcquire(); !ok {
 			switch {
 			case !block:
 				return false
 			case w == nil:
 				if cw != nil {
 					cw.block() // see Wait
-					g.acquireBlocking()
+					n = g.acquireBlocking()
 					cw.unblock()
 				} else {
-					g.acquireBlocking()
+					n = g.acquireBlocking()
 				}
 			default:
 				// Inside a task, Go does not wait for a slot: the caller
@@ -165,14 +172,17 @@ func (g *Group) Go(f func() error, block bool) bool {
 				// exists, run that instead (backpressure); then queue the
 				// task above the limit. At most limit tasks of g execute
 				// at once all the same (Group.startRunning).
-				for !g.tryAcquire() {
+				for {
+					if n, ok = g.tryAcquire(); ok {
+						break
+					}
 					if p.owner == g {
-						g.state.Add(oneTask)
+						n = g.add()
 						break
 					}
 					t := w.find()
 					if t == nil {
-						g.state.Add(oneTask)
+						n = g.add()
 						break
 					}
 					w.execute(t)
@@ -180,31 +190,38 @@ func (g *Group) Go(f func() error, block bool) bool {
 			}
 		}
 	default:
-		g.state.Add(oneTask)
+		n = g.add()
 	}
-	if w != nil {
-		if p.owner != g {
-			w.nestedSubmitted.Add(1)
-		}
-		w.pushLocal(f, g)
-	} else {
-		if p.owner != g {
+	if n == 1 && p.owner != g {
+		// This Go opened a nested group (see Pool.pendingNested). Counted
+		// before the task is queued, so before the group can close.
+		if w != nil {
+			w.nestedOpened.Add(1)
+		} else {
 			p.extra.Add(1)
 		}
+	}
+	if w != nil {
+		w.pushLocal(f, g)
+	} else {
 		p.inject(task{f: f, g: g})
 	}
 	return true
 }
 
-// tryAcquire adds one active task if that keeps the count within limit.
-func (g *Group) tryAcquire() bool {
+// add adds one active task and returns the new count.
+func (g *Group) add() int64 { return int64(g.state.Add(oneTask) / oneTask) }
+
+// tryAcquire adds one active task if that keeps the count within limit,
+// and returns the new count.
+func (g *Group) tryAcquire() (int64, bool) {
 	for {
 		s := g.state.Load()
 		if int64(s/oneTask) >= g.limit {
-			return false
+			return 0, false
 		}
 		if g.state.CompareAndSwap(s, s+oneTask) {
-			return true
+			return int64(s/oneTask) + 1, true
 		}
 	}
 }
@@ -212,11 +229,11 @@ func (g *Group) tryAcquire() bool {
 // acquireBlocking waits, outside the pool, until tryAcquire succeeds. It
 // yields a few times first: with tiny tasks a slot frees within a
 // scheduling round, far sooner than a blocked goroutine is woken.
-func (g *Group) acquireBlocking() {
+func (g *Group) acquireBlocking() int64 {
 	sl := g.sl()
 	for i := 0; ; i++ {
-		if g.tryAcquire() {
-			return
+		if n, ok := g.tryAcquire(); ok {
+			return n
 		}
 		if i < submitSpins {
 			runtime.Gosched()
@@ -228,10 +245,10 @@ func (g *Group) acquireBlocking() {
 		// comes after this Or sees the flag and wakes us; one that came
 		// before left a free slot that tryAcquire takes.
 		g.state.Or(bitSlot)
-		if g.tryAcquire() {
+		if n, ok := g.tryAcquire(); ok {
 			sl.mu.Unlock()
 			chans.Put(ch)
-			return
+			return n
 		}
 		sl.slotWaiters = append(sl.slotWaiters, waiter{ch: ch})
 		sl.mu.Unlock()
@@ -240,14 +257,14 @@ func (g *Group) acquireBlocking() {
 	}
 }
 
-// finish subtracts k finished tasks and wakes whoever waits for the count
-// to reach zero or to drop below the limit. The subtraction publishes
-// everything the finished tasks did: a Wait that observes the new count
-// (or is woken because of it) sees their effects.
-func (g *Group) finish(k int64) {
+// finish subtracts k finished tasks, wakes whoever waits for the count to
+// reach zero or to drop below the limit, and returns the new count. The
+// subtraction publishes everything the finished tasks did: a Wait that
+// observes the new count (or is woken because of it) sees their effects.
+func (g *Group) finish(k int64) int64 {
 	s := g.state.Add(^uint64(k*oneTask - 1))
 	if s&flagBits == 0 {
-		return
+		return int64(s / oneTask)
 	}
 	if s&bitDone != 0 && s/oneTask == 0 {
 		g.wake(false)
@@ -255,6 +272,7 @@ func (g *Group) finish(k int64) {
 	if s&bitSlot != 0 && int64(s/oneTask) < g.limit {
 		g.wake(true)
 	}
+	return int64(s / oneTask)
 }
 
 // wake wakes the waiters of one list. Outsiders are removed from the list
@@ -368,18 +386,23 @@ func (g *Group) Wait() error {
 			}
 		}
 	}
-	if g.cancel != nil {
-		g.cancel(g.err)
+	sl := g.slow.Load()
+	if sl == nil {
+		return nil
 	}
-	return g.err
+	if sl.cancel != nil {
+		sl.cancel(sl.err)
+	}
+	return sl.err
 }
 
 // fail records err if it is the group's first error, and cancels.
 func (g *Group) fail(err error) {
-	if g.errSet.CompareAndSwap(false, true) {
-		g.err = err
-		if g.cancel != nil {
-			g.cancel(err)
+	sl := g.sl()
+	if sl.errSet.CompareAndSwap(false, true) {
+		sl.err = err
+		if sl.cancel != nil {
+			sl.cancel(err)
 		}
 	}
 }

@@ -91,9 +91,13 @@ func sizeFor(limit int) int32 {
 
 // inject queues t from a goroutine that is not one of p's workers.
 func (p *Pool) inject(t task) {
-	wasEmpty := p.inj.push(t)
+	p.inj.push(t)
 	// After the push: the sleep protocol needs this order (package sleep).
-	c := p.sleep.NewInjectedJobs(1, wasEmpty)
+	c := p.sleep.Post()
+	if c.Sleeping() > 0 {
+		// Only now is it worth reading the consumers' side of the queue.
+		p.sleep.Wake(c, 1, p.inj.len() <= 1)
+	}
 	p.maybeSpawn(c)
 }
 
@@ -241,27 +245,33 @@ func (p *Pool) shutdown() {
 	p.mu.Unlock()
 }
 
-// pendingNested reports an upper bound on the tasks of nested groups that
-// are queued or running: it is positive whenever such a task was in flight
-// at the moment the last finished-counter was read.
+// pendingNested reports a number that is positive whenever a nested group
+// had tasks queued or running at the moment its first loop ended.
 //
-// Each worker counts the nested tasks it submitted and the nested tasks it
-// finished, in counters only it writes. The finished counters are all read
-// first, then the submitted ones: counters only grow, so every finished
-// count read is at most its value at the end of the first pass, and every
-// submitted count is at least its value then. The difference is therefore
-// at least the number in flight at that moment. (Reading them interleaved
-// could miss a task submitted on one worker and finished on another between
-// the two reads.)
+// Each worker counts the nested groups it opened (a Go that took a group's
+// count from 0 to 1) and closed (a flush that took it to 0), in counters
+// only it writes; outsiders that open a nested group count in p.extra.
+// An opening is counted before its task is queued, so before the group can
+// close. The closed counters are all read first, then the opened ones:
+// counters only grow, so each closed count read is at most its value at the
+// end of the first loop (call it T), and each opened count at least its
+// value at T. The difference is therefore at least the number of groups
+// open at T whose opening was counted by T. A group that was open at T but
+// whose opener had not counted it yet had its opener running at T, a task
+// of another group that was open at T and counted (its task was queued
+// after that count); the chain ends at a counted group, or at the owner
+// group, which is not running tasks when shutdown asks. (Reading the
+// counters interleaved, worker by worker, could miss a group opened on one
+// worker and closed on another between the two reads.)
 func (p *Pool) pendingNested() int64 {
-	var finished, submitted int64
+	var closed, opened int64
 	for _, w := range *p.slots.Load() {
-		finished += w.nestedFinished.Load()
+		closed += w.nestedClosed.Load()
 	}
-	// A slot added after the load above has finished nothing yet (its
+	// A slot added after the load above has closed nothing yet (its
 	// counters start at zero), so the second pass may see more slots.
 	for _, w := range *p.slots.Load() {
-		submitted += w.nestedSubmitted.Load()
+		opened += w.nestedOpened.Load()
 	}
-	return submitted + p.extra.Load() - finished
+	return opened + p.extra.Load() - closed
 }

@@ -126,7 +126,7 @@ func (p *Pool) watchdog(exit chan struct{}) {
 // queued estimates the number of queued tasks: the injector's and the
 // deques'. Racy by nature; only the watchdog uses it.
 func (p *Pool) queued() int {
-	n := int(p.inj.n.Load())
+	n := p.inj.len()
 	for _, w := range *p.slots.Load() {
 		n += w.dq.Len()
 	}

@@ -41,10 +41,11 @@ type worker struct {
 	doneFn     func() bool // w.waitDone, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
 
-	// Nested-group tasks submitted and finished by this worker; written by
-	// the occupant only, read by Pool.pendingNested.
-	nestedSubmitted atomic.Int64
-	nestedFinished  atomic.Int64
+	// Nested groups this worker opened (a Go took the count from 0 to 1)
+	// and closed (a flush took it to 0); written by the occupant only, read
+	// by Pool.pendingNested.
+	nestedOpened atomic.Int64
+	nestedClosed atomic.Int64
 }
 
 // run is the body of a worker goroutine.
@@ -293,10 +294,9 @@ func (w *worker) flush() {
 	}
 	g, k := w.cur, w.curDone
 	w.curDone = 0
-	if g.pool.Load().owner != g {
-		w.nestedFinished.Add(k)
+	if g.finish(k) == 0 && g.pool.Load().owner != g {
+		w.nestedClosed.Add(1)
 	}
-	g.finish(k)
 }
 
 // pushLocal queues a task of g on this worker's deque.

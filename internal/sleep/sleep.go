@@ -7,6 +7,32 @@ import (
 	"time"
 )
 
+// Test hooks. Each is nil in production and set only by this package's
+// tests, which use them to stop a worker at a named point of the idle
+// protocol and post a job (or make done true) exactly there, so that the
+// interleavings the protocol must survive happen on every run instead of by
+// chance. Each costs one load of a nil global, on a path where the worker is
+// about to yield or sleep anyway.
+var (
+	// testHookAnnounced runs in NoWorkFound right after the worker announced
+	// sleepiness (made the JEC even and remembered it), before it yields
+	// and returns for its last search.
+	testHookAnnounced func()
+	// testHookSleep runs on entry to the sleep step, after the last search
+	// and before the worker takes its sleep lock.
+	testHookSleep func()
+	// testHookRegister runs under the worker's sleep lock, after done()
+	// returned false, just before the worker compares the JEC and registers
+	// as a sleeper.
+	testHookRegister func()
+	// testHookRegistered runs under the worker's sleep lock right after it
+	// registered as a sleeper, before its final look at the injector.
+	testHookRegistered func()
+	// testHookBlock runs after the worker set blocked and released its
+	// sleep lock, just before it blocks on its wake channel (and timer).
+	testHookBlock func()
+)
+
 // Rounds is how many fruitless searches (each followed by runtime.Gosched)
 // a worker makes before it announces that it is getting sleepy.
 const Rounds = 32
@@ -156,6 +182,9 @@ func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.
 		// by the search the caller makes after we return.
 		idle.jec = s.c.bumpJECIf(false).JEC()
 		idle.rounds++
+		if testHookAnnounced != nil {
+			testHookAnnounced()
+		}
 		runtime.Gosched()
 		return Search
 	default:
@@ -164,6 +193,9 @@ func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.
 }
 
 func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Duration) Outcome {
+	if testHookSleep != nil {
+		testHookSleep()
+	}
 	sl := (*s.sleepers.Load())[idle.worker]
 	sl.mu.Lock()
 	// Announce before reading done: a waker stores done, then loads
@@ -177,6 +209,9 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 		sl.mu.Unlock()
 		idle.rounds, idle.jec = 0, 0
 		return Done
+	}
+	if testHookRegister != nil {
+		testHookRegister()
 	}
 	for {
 		c := s.c.load()
@@ -195,6 +230,9 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 			break
 		}
 	}
+	if testHookRegistered != nil {
+		testHookRegistered()
+	}
 	// Registered as a sleeper. The JEC comparison cannot tell a counter
 	// that wrapped around 2³² posts back to our value from one that never
 	// moved. Look at the injector once more: an injected job could be the
@@ -210,6 +248,9 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 	}
 	sl.blocked = true
 	sl.mu.Unlock()
+	if testHookBlock != nil {
+		testHookBlock()
+	}
 
 	out := Search
 	if linger <= 0 {
@@ -253,25 +294,40 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 // Both return the counters as the post left them, so the caller can tell
 // whether any worker is idle (for example, to decide to start a new one).
 func (s *Sleep) NewInjectedJobs(n int, queueWasEmpty bool) Counters {
-	return s.newJobs(n, queueWasEmpty)
+	c := s.Post()
+	s.Wake(c, n, queueWasEmpty)
+	return c
 }
 
 // NewInternalJobs: see NewInjectedJobs.
 func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {
-	return s.newJobs(n, queueWasEmpty)
+	c := s.Post()
+	s.Wake(c, n, queueWasEmpty)
+	return c
 }
 
 // The two entry points are the same in Go: the push is an atomic operation
 // and so is our first load of the counters, and sequential consistency
 // orders them. (Rayon needs a fence for injected jobs because its injector
 // publishes with release/acquire only.)
-func (s *Sleep) newJobs(n int, queueWasEmpty bool) Counters {
-	// One load when the JEC is already odd; otherwise make it odd, which
-	// keeps sleepy workers from falling asleep with our job unseen.
-	c := s.c.bumpJECIf(true)
+
+// Post is the first half of NewInternalJobs and NewInjectedJobs, for a
+// caller that wants to learn whether anyone sleeps before it works out
+// queueWasEmpty: it makes the JEC odd if it is even (one load when it is
+// already odd) and returns the counters. If c.Sleeping() > 0 the caller
+// must then call Wake(c, ...).
+func (s *Sleep) Post() Counters {
+	// Make the JEC odd, which keeps sleepy workers from falling asleep with
+	// our job unseen.
+	return s.c.bumpJECIf(true)
+}
+
+// Wake is the second half: it wakes the sleepers that n new jobs need,
+// given the counters c that Post returned.
+func (s *Sleep) Wake(c Counters, n int, queueWasEmpty bool) {
 	sleeping := c.Sleeping()
 	if sleeping == 0 {
-		return c
+		return
 	}
 	wake := n
 	if queueWasEmpty {
@@ -284,7 +340,6 @@ func (s *Sleep) newJobs(n int, queueWasEmpty bool) Counters {
 	if wake > 0 {
 		s.wakeAny(wake)
 	}
-	return c
 }
 
 // wakeAny wakes up to n sleeping workers.

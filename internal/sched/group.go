@@ -227,15 +227,28 @@ func (g *Group) tryAcquire() (int64, bool) {
 }
 
 // acquireBlocking waits, outside the pool, until tryAcquire succeeds. It
-// yields a few times first: with tiny tasks a slot frees within a
-// scheduling round, far sooner than a blocked goroutine is woken.
+// polls, then yields a few times, before it blocks: with tiny tasks a slot
+// frees within a scheduling round, far sooner than a blocked goroutine is
+// woken.
 func (g *Group) acquireBlocking() int64 {
 	sl := g.sl()
+	multiP := g.pool.Load().multiP
 	for i := 0; ; i++ {
 		if n, ok := g.tryAcquire(); ok {
 			return n
 		}
-		if i < submitSpins {
+		if i < submitPolls && multiP {
+			// Poll the count without giving up the processor: on another
+			// CPU a worker is finishing a task right now, and a yield
+			// costs a trip through the runtime's global run queue.
+			for range 32 {
+				if int64(g.state.Load()/oneTask) < g.limit {
+					break
+				}
+			}
+			continue
+		}
+		if i < submitPolls+submitSpins {
 			runtime.Gosched()
 			continue
 		}

@@ -20,8 +20,11 @@ const (
 	// nothing asked its pool to shut down.
 	linger = 5 * time.Millisecond
 
-	// submitSpins is how many times an outside Go yields the processor,
-	// rechecking for a free slot, before it blocks on a limited group.
+	// submitPolls is how many rounds of 32 loads of the group's count an
+	// outside Go on a full limited group makes without yielding (when
+	// GOMAXPROCS > 1); submitSpins is how many times it then yields the
+	// processor, rechecking for a free slot, before it blocks.
+	submitPolls = 16
 	submitSpins = 16
 
 	// freeTasks caps each worker's free list of task records.

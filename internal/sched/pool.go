@@ -28,13 +28,14 @@ type Pool struct {
 	// thieves iterate over a snapshot, and every *worker stays valid.
 	slots atomic.Pointer[[]*worker]
 
+	multiP   bool         // GOMAXPROCS > 1 when the pool was made (spinning pays)
 	size     int32        // workers wanted for running tasks: min(limit, GOMAXPROCS)
 	hardMax  int32        // never more workers than this: the limit, if any
 	live     atomic.Int32 // occupied slots; written under mu
 	blocked  atomic.Int32 // workers in a blocking wait (see worker.block)
 	stop     atomic.Bool  // set by shutdown: idle workers retire at once
 	watching atomic.Bool  // a watchdog runs; set under mu
-	extra    atomic.Int64 // nested-group tasks submitted from outside (see pendingNested)
+	extra    atomic.Int64 // nested groups opened from outside (see pendingNested)
 
 	mu        sync.Mutex    // guards slot occupancy and growth, live changes, drained, watchExit
 	drained   chan struct{} // closed when live reaches 0 during a shutdown
@@ -50,7 +51,7 @@ func current() *worker { return workers.Lookup() }
 
 func newPool(owner *Group, limit int) *Pool {
 	size := sizeFor(limit)
-	p := &Pool{owner: owner, sleep: sleep.New(int(size)), size: size, hardMax: hardMaxFor(limit)}
+	p := &Pool{owner: owner, sleep: sleep.New(int(size)), size: size, hardMax: hardMaxFor(limit), multiP: runtime.GOMAXPROCS(0) > 1}
 	slots := make([]*worker, size)
 	for i := range slots {
 		slots[i] = p.newWorker(i)

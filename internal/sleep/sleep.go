@@ -33,9 +33,21 @@ var (
 	testHookBlock func()
 )
 
-// Rounds is how many fruitless searches (each followed by runtime.Gosched)
-// a worker makes before it announces that it is getting sleepy.
-const Rounds = 32
+// Rounds is how many fruitless searches a worker makes before it
+// announces that it is getting sleepy. After each of the first SpinRounds
+// it searches again at once (when GOMAXPROCS > 1); after each of the rest
+// it yields the processor with runtime.Gosched first.
+//
+// Spinning first is what the Go runtime's own idle Ms do: work often
+// arrives within a microsecond (a producer that is feeding the pool, a
+// sibling about to push), and a Gosched costs a trip through the runtime's
+// global run queue and its lock, which every yielding goroutine contends
+// for. With one P, spinning only delays whoever would post the work, so
+// the spin rounds are skipped.
+const (
+	Rounds     = 32
+	SpinRounds = 8
+)
 
 // Sleep coordinates the idle workers of one pool. Worker i owns sleeper
 // slot i: only worker i calls StartLooking, NoWorkFound, WorkFound and
@@ -52,6 +64,10 @@ type Sleep struct {
 	// to a worker that did not exist when the reader loaded the slice.
 	sleepers atomic.Pointer[[]*sleeper]
 	growMu   sync.Mutex
+
+	// spin: GOMAXPROCS was above 1 when New ran (see SpinRounds). Sampled
+	// once: runtime.GOMAXPROCS takes the scheduler's lock.
+	spin bool
 }
 
 // sleeper is the parking place of one worker. blocked is guarded by mu; it
@@ -79,7 +95,7 @@ type sleeper struct {
 
 // New returns a Sleep with n worker slots.
 func New(n int) *Sleep {
-	s := new(Sleep)
+	s := &Sleep{spin: runtime.GOMAXPROCS(0) > 1}
 	s.sleepers.Store(new([]*sleeper))
 	s.Grow(n)
 	return s
@@ -171,6 +187,9 @@ func (s *Sleep) StopLooking(idle *Idle) { s.c.subInactive() }
 // returns Lingered. linger ≤ 0 sleeps until woken.
 func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.Duration) Outcome {
 	switch {
+	case idle.rounds < SpinRounds && s.spin:
+		idle.rounds++
+		return Search
 	case idle.rounds < Rounds:
 		idle.rounds++
 		runtime.Gosched()

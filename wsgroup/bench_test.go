@@ -263,10 +263,34 @@ func BenchmarkFib25(b *testing.B) {
 			run(b, func() (int, int) { return benchFib(im.newGroup, benchFibN) })
 		})
 	}
+	// The floor for this benchmark's shape: the same closures and a group
+	// per call, every task run inline by Go. It allocates what the other
+	// rows allocate (the closures, the captured results, a group), so it
+	// shows how much of their time is the caller's own allocation and GC,
+	// which no scheduler can remove.
+	b.Run("impl=inline", func(b *testing.B) {
+		run(b, func() (int, int) { return benchFib(func() benchGroup { return new(inlineGroup) }, benchFibN) })
+	})
 	b.Run("impl=serial", func(b *testing.B) {
 		run(b, func() (int, int) { return benchFibSerial(benchFibN) })
 	})
 }
+
+// inlineGroup runs each task at once, on the caller's goroutine: the
+// scheduling-free floor of BenchmarkFib25. Its size matches wsgroup.Group's
+// (32 bytes), so it allocates the same.
+type inlineGroup struct {
+	err  error
+	_, _ uintptr
+}
+
+func (g *inlineGroup) Go(f func() error) {
+	if err := f(); err != nil && g.err == nil {
+		g.err = err
+	}
+}
+func (g *inlineGroup) SetLimit(int) {}
+func (g *inlineGroup) Wait() error  { return g.err }
 
 // BenchmarkSleep64: 64 tasks that each sleep 10 ms, no limit; ns/op is the
 // wall time of the batch (ideal: 10 ms).

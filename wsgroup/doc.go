@@ -12,9 +12,10 @@
 // # How tasks run
 //
 // errgroup starts a goroutine per Go call. wsgroup runs the functions on a
-// small set of reused worker goroutines, a pool: at most GOMAXPROCS of
-// them, or n after SetLimit(n) with n below GOMAXPROCS. Workers are started
-// on demand, when a task is queued and no worker is idle to take it.
+// small set of reused worker goroutines, a pool: GOMAXPROCS of them, or n
+// after SetLimit(n) with n below GOMAXPROCS (more only when workers block;
+// see Blocking tasks). Workers are started on demand, when a task is queued
+// and no worker is idle to take it.
 //
 //   - A Go called on a worker goroutine (that is, inside a task) pushes the
 //     task onto that worker's own deque: no lock, no goroutine created.
@@ -27,7 +28,7 @@
 //     task of a recursive computation is the biggest piece of it).
 //   - A worker with nothing to do searches a few rounds, then sleeps; a new
 //     task wakes it (see internal/sleep for the protocol and why no
-//     wake-up is lost).
+//     wake-up is lost). Idle workers exit after a few milliseconds.
 //
 // # Nested groups and helping
 //
@@ -45,21 +46,64 @@
 // leave once idle. Idle workers of a pool whose group is never waited for
 // leave after a few milliseconds.
 //
-// A Wait called outside the pool blocks without spinning.
+// A Wait called outside the pool blocks without spinning. A Wait (or a Go
+// that must wait for a slot) called inside a task of another pool blocks
+// that worker, and lets its pool start another worker meanwhile.
+//
+// # Blocking tasks
+//
+// errgroup runs every task at once, so errgroup code may contain tasks that
+// wait for each other: a task blocks until a later task closes a channel,
+// or several tasks wait on ctx.Done() for another to fail. A fixed pool
+// would stall on such code once every worker blocks. wsgroup does not:
+// while tasks are queued and no worker is idle, a watchdog goroutine
+// samples the Go scheduler (runtime/metrics /sched/goroutines/running and
+// /runnable) every 100 µs; when CPUs sit idle although every worker is
+// busy, the busy workers must be blocked, and the pool adds workers (as
+// many as there are idle CPUs, or, when nothing at all is running, as many
+// again as it has). CPU-bound work keeps the CPUs busy, so it never grows
+// the pool. Workers above the pool's size exit as soon as they are idle,
+// and the watchdog exits when the pool has been unsaturated for 2 ms.
+// A group with SetLimit(n) never has more than n workers.
 //
 // # Limits
 //
 // SetLimit(n) keeps errgroup's meaning: at most n of the group's tasks are
-// active (queued or running), a Go from outside the pool blocks while n are
-// active, and TryGo reports false then. A pool owned by a limited group has
-// at most n workers. Inside a task, a Go on a limited group never
-// deadlocks: on the group that owns the pool the task is queued even above
-// the limit (only n workers run them, so at most n run at once); on a
-// nested limited group the calling worker runs queued tasks until a slot
-// frees. So recursion under SetLimit, which deadlocks with errgroup,
-// completes. A task waiting in a nested Wait still counts as running for
-// its group's limit: a helping worker does not start a further task of a
-// group that is at its limit.
+// active (queued or running); a Go from outside the pool blocks while n are
+// active, and TryGo reports false then. At most n of the group's tasks
+// execute at once, and a pool owned by a limited group has at most n
+// workers.
+//
+// Inside a task, a Go on a limited group never blocks: the caller may hold
+// a slot itself (a task of the group calling Go on it), and waiting would
+// deadlock, as it does with errgroup. While the group is at its limit and
+// tasks are queued, the calling worker runs queued tasks first
+// (backpressure); then it queues the task above the limit. The execution
+// bound still holds: a worker does not start a task of a group that has n
+// tasks executing (a task waiting in a nested Wait counts as executing);
+// it sets the task aside until one of them ends. So recursion under
+// SetLimit, which deadlocks with errgroup, completes. TryGo inside a task
+// reports false, as errgroup's does, when n tasks are active.
+//
+// # Errors, panics and Goexit
+//
+// The first non-nil error returned by a function is returned by Wait and
+// cancels the group's context (WithContext) with that error as the cause;
+// Wait cancels it with context.Canceled as the cause when there was no
+// error. Queued tasks still run after the context is canceled: they see
+// ctx.Done().
+//
+// A panic in a task crashes the program, as with errgroup; the crash shows
+// the panic value and the task's stack (marked "[recovered, repanicked]":
+// the worker intercepts the panic only to tell it from runtime.Goexit, and
+// raises it again at once, above the task's frames).
+//
+// A task that calls runtime.Goexit (t.FailNow does) ends as completed, as
+// with errgroup, and a fresh goroutine takes over its worker's queue. One
+// difference remains: Goexit ends the whole worker goroutine, so if the
+// task was run by a worker helping in a nested Wait, the tasks suspended
+// below it on that goroutine end too (each counted as completed, their
+// deferred calls run).
 //
 // # Memory model
 //
@@ -76,15 +120,15 @@
 //
 // # Differences from errgroup
 //
-//   - Concurrency without a limit is GOMAXPROCS, not one goroutine per
-//     task: tasks that block waiting for each other can stall a pool whose
-//     workers are all blocked. (Adding workers when every worker is blocked
-//     is the next step of this package's roadmap; see migrate.md.)
-//   - A task's runtime.Goexit (for example t.FailNow in a test) ends the
-//     worker goroutine that ran it; see migrate.md for the current state.
+// migrate.md lists them with the reasons; in short:
+//
+//   - Tasks run on reused worker goroutines, at most GOMAXPROCS (or the
+//     limit) at a time unless workers block; goroutine-specific state, such
+//     as pprof labels set by the caller of Go, is not carried into tasks.
 //   - Inside a task, Go on a limited group does not block (see Limits).
-//   - Tasks run on worker goroutines: goroutine-specific state, such as
-//     pprof labels set by the caller of Go, is not carried into the task.
+//   - runtime.Goexit in a task run by a helping Wait also ends the tasks
+//     suspended below it (see Errors, panics and Goexit).
+//   - A panic's crash report says "[recovered, repanicked]".
 //   - Misuse panics at the call site with a message that starts with
 //     "wsgroup:": Go(nil), TryGo(nil), methods on a nil *Group, and SetLimit
 //     while tasks are active (the last as errgroup does, as an error value).

@@ -292,6 +292,48 @@ func (d *Deque[T]) Steal() (x *T, retry bool) {
 	return d.stealClaim(t, r, x)
 }
 
+// StealIf is Steal for a thief that wants only some items: it takes the
+// oldest item only if keep reports true for it, and otherwise leaves it
+// (and everything behind it) where it is, reporting nil and retry false.
+// keep may see an item that another thief or the owner is taking at the
+// same moment; only the claim decides, exactly as in Steal.
+func (d *Deque[T]) StealIf(keep func(*T) bool) (x *T, retry bool) {
+	t, r, x, ok := d.stealRead()
+	if !ok {
+		return nil, false
+	}
+	if x == nil {
+		// The slot was cleared or reused under us: index t was taken.
+		return nil, true
+	}
+	if !keep(x) {
+		return nil, false
+	}
+	return d.stealClaim(t, r, x)
+}
+
+// PopIf is Pop for an owner that wants only some items: it pops the newest
+// item only if keep reports true for it, and otherwise leaves d unchanged
+// and returns nil. Owner only.
+//
+// It peeks before reserving: only the owner writes bottom and pushes, so
+// the slot of index bottom-1 holds the newest item x until someone takes
+// it, and thieves can take index bottom-1 only when it is also the top,
+// that is, when x is the last item. So the Pop that follows returns x, or
+// nil if a thief won the last item in between.
+func (d *Deque[T]) PopIf(keep func(*T) bool) *T {
+	b := d.bottom.Load()
+	t := d.top.Load()
+	if t >= b {
+		return nil
+	}
+	x := d.ring.Load().slot(b - 1).Load()
+	if x == nil || !keep(x) {
+		return nil // nil: a thief took the last item and cleared its slot
+	}
+	return d.Pop()
+}
+
 // stealRead is the first half of Steal: it reads the top index t, and, if
 // d does not look empty, the ring r and the item x that slot t of r holds.
 // x is only a guess until stealClaim has won index t. (The halves are

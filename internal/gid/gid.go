@@ -48,7 +48,9 @@ type entry[V any] struct {
 var trusted = checkFastID()
 
 func checkFastID() bool {
-	ch := make(chan bool)
+	// Buffered, so the checking goroutine exits even when the first
+	// comparison fails and nobody receives.
+	ch := make(chan bool, 1)
 	go func() { ch <- goid.Get() == slowID() }()
 	return goid.Get() == slowID() && <-ch
 }

@@ -72,12 +72,10 @@ const (
 	flagBits = bitDone | bitSlot
 )
 
-// waiter is a goroutine blocked on a Group: an outsider on ch (buffered,
-// one token per registration), or a worker helping until woken through its
-// pool's sleep protocol.
+// waiter is a goroutine blocked on a Group, on ch: buffered, one token per
+// registration.
 type waiter struct {
 	ch chan struct{}
-	w  *worker
 }
 
 var chans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
@@ -168,10 +166,12 @@ func (g *Group) Go(f func() error, block bool) bool {
 				// may hold one itself (a task of g calling g.Go), or a
 				// task of g may be suspended below it on this worker's
 				// stack, and waiting would deadlock where errgroup does.
-				// While the group is over its limit and queued work
-				// exists, run that instead (backpressure); then queue the
-				// task above the limit. At most limit tasks of g execute
-				// at once all the same (Group.startRunning).
+				// While the group is over its limit and tasks of g are
+				// queued within reach, run those instead (backpressure;
+				// only g's, for the reason given in worker.help); then
+				// queue the task above the limit. At most limit tasks of
+				// g execute at once all the same (Group.startRunning).
+				isG := func(t *task) bool { return t.g.Load() == g }
 				for {
 					if n, ok = g.tryAcquire(); ok {
 						break
@@ -180,7 +180,10 @@ func (g *Group) Go(f func() error, block bool) bool {
 						n = g.add()
 						break
 					}
-					t := w.find()
+					t := w.dq.PopIf(isG)
+					if t == nil {
+						t = w.stealIf(isG)
+					}
 					if t == nil {
 						n = g.add()
 						break
@@ -204,7 +207,7 @@ func (g *Group) Go(f func() error, block bool) bool {
 	if w != nil {
 		w.pushLocal(f, g)
 	} else {
-		p.inject(task{f: f, g: g})
+		p.inject(job{f: f, g: g})
 	}
 	return true
 }
@@ -275,24 +278,60 @@ func (g *Group) acquireBlocking() int64 {
 // subtraction publishes everything the finished tasks did: a Wait that
 // observes the new count (or is woken because of it) sees their effects.
 func (g *Group) finish(k int64) int64 {
+	// Read the limit before the subtraction: once it lets Wait return,
+	// the owner may call SetLimit.
+	limit := g.limit
 	s := g.state.Add(^uint64(k*oneTask - 1))
+	g.finished(s, limit)
+	return int64(s / oneTask)
+}
+
+// finishNested is finish for a nested group, run by worker w: it also
+// counts the close (the count reaching zero) in w.nestedClosed, and counts
+// it before the zero is published. Counting after would leave a window in
+// which a Wait has seen the group done, its task has ended, the owner's Wait
+// has returned and called Pool.shutdown, and pendingNested still counts the
+// group as open, so shutdown skips the join. So the close is counted when
+// a compare-and-swap is about to publish zero; if that CAS fails and a
+// later one publishes a count above zero instead (a Go raced in), the
+// premature close is balanced by counting an opening, which keeps both
+// counters monotonic, as pendingNested needs.
+func (g *Group) finishNested(k int64, w *worker) int64 {
+	limit := g.limit
+	counted := false
+	for {
+		old := g.state.Load()
+		s := old - uint64(k*oneTask)
+		if s/oneTask == 0 && !counted {
+			w.nestedClosed.Add(1)
+			counted = true
+		}
+		if g.state.CompareAndSwap(old, s) {
+			if counted && s/oneTask != 0 {
+				w.nestedOpened.Add(1)
+			}
+			g.finished(s, limit)
+			return int64(s / oneTask)
+		}
+	}
+}
+
+// finished wakes the waiters that the state s, just published by a
+// subtraction, releases.
+func (g *Group) finished(s uint64, limit int64) {
 	if s&flagBits == 0 {
-		return int64(s / oneTask)
+		return
 	}
 	if s&bitDone != 0 && s/oneTask == 0 {
 		g.wake(false)
 	}
-	if s&bitSlot != 0 && int64(s/oneTask) < g.limit {
+	if s&bitSlot != 0 && int64(s/oneTask) < limit {
 		g.wake(true)
 	}
-	return int64(s / oneTask)
 }
 
-// wake wakes the waiters of one list. Outsiders are removed from the list
-// (each re-registers if its condition no longer holds when it runs);
-// helping workers stay registered until their help ends, because a woken
-// helper that finds the condition false again goes back to sleep relying
-// on the registration.
+// wake wakes the waiters of one list and empties it; each re-registers if
+// its condition no longer holds when it runs.
 func (g *Group) wake(slot bool) {
 	sl := g.sl()
 	sl.mu.Lock()
@@ -300,28 +339,12 @@ func (g *Group) wake(slot bool) {
 	if slot {
 		list, bit = &sl.slotWaiters, bitSlot
 	}
-	var chs []chan struct{}
-	var ws []*worker
-	kept := (*list)[:0]
-	for _, wt := range *list {
-		if wt.ch != nil {
-			chs = append(chs, wt.ch)
-		} else {
-			ws = append(ws, wt.w)
-			kept = append(kept, wt)
-		}
-	}
-	clear((*list)[len(kept):])
-	*list = kept
-	if len(kept) == 0 {
-		g.state.And(^bit)
-	}
+	woken := *list
+	*list = nil
+	g.state.And(^bit)
 	sl.mu.Unlock()
-	for _, ch := range chs {
-		ch <- struct{}{}
-	}
-	for _, w := range ws {
-		w.pool.sleep.WakeWorker(w.index)
+	for _, wt := range woken {
+		wt.ch <- struct{}{}
 	}
 }
 
@@ -344,34 +367,6 @@ func (g *Group) waitOutside() {
 		}
 		chans.Put(ch)
 	}
-}
-
-// addWorkerWaiter registers helper w to be woken when the count reaches
-// zero.
-func (g *Group) addWorkerWaiter(w *worker) {
-	sl := g.sl()
-	sl.mu.Lock()
-	g.state.Or(bitDone)
-	sl.doneWaiters = append(sl.doneWaiters, waiter{w: w})
-	sl.mu.Unlock()
-}
-
-// removeWorkerWaiter ends w's registration from addWorkerWaiter.
-func (g *Group) removeWorkerWaiter(w *worker) {
-	sl := g.sl()
-	sl.mu.Lock()
-	kept := sl.doneWaiters[:0]
-	for _, wt := range sl.doneWaiters {
-		if wt.w != w {
-			kept = append(kept, wt)
-		}
-	}
-	clear(sl.doneWaiters[len(kept):])
-	sl.doneWaiters = kept
-	if len(kept) == 0 {
-		g.state.And(^uint64(bitDone))
-	}
-	sl.mu.Unlock()
 }
 
 // Wait implements the waiting half of wsgroup.Group.Wait: on a worker of

@@ -52,12 +52,12 @@ type injector struct {
 const blockLen = 256
 
 type block struct {
-	slots [blockLen]task
+	slots [blockLen]job
 	next  *block // written by the producer that fills this block, before publishing past it
 }
 
 // push appends t.
-func (q *injector) push(t task) {
+func (q *injector) push(t job) {
 	q.tailMu.Lock()
 	if q.tail == nil {
 		q.lazyInit()
@@ -93,7 +93,7 @@ func (q *injector) lazyInit() {
 // popBatch moves up to len(dst) of the oldest tasks into dst, taking about
 // half of what is queued (at least one) so the other workers find some
 // too, and returns how many it moved.
-func (q *injector) popBatch(dst []task) int {
+func (q *injector) popBatch(dst []job) int {
 	if !q.nonEmpty() {
 		return 0
 	}
@@ -108,7 +108,7 @@ func (q *injector) popBatch(dst []task) int {
 	for i := range k {
 		s := &q.head.slots[q.headOff]
 		dst[i] = *s
-		*s = task{} // let the GC have the closure once it has run
+		*s = job{} // let the GC have the closure once it has run
 		q.headOff++
 		if q.headOff == blockLen {
 			// All of this block was taken; the producer linked next

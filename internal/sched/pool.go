@@ -28,14 +28,18 @@ type Pool struct {
 	// thieves iterate over a snapshot, and every *worker stays valid.
 	slots atomic.Pointer[[]*worker]
 
-	multiP   bool         // GOMAXPROCS > 1 when the pool was made (spinning pays)
-	size     int32        // workers wanted for running tasks: min(limit, GOMAXPROCS)
-	hardMax  int32        // never more workers than this: the limit, if any
-	live     atomic.Int32 // occupied slots; written under mu
-	blocked  atomic.Int32 // workers in a blocking wait (see worker.block)
-	stop     atomic.Bool  // set by shutdown: idle workers retire at once
-	watching atomic.Bool  // a watchdog runs; set under mu
-	extra    atomic.Int64 // nested groups opened from outside (see pendingNested)
+	multiP  bool         // GOMAXPROCS > 1 when the pool was made (spinning pays)
+	size    int32        // workers wanted for running tasks: min(limit, GOMAXPROCS)
+	hardMax int32        // the watchdog never takes the pool above this (plus blocked workers): the limit, if any
+	live    atomic.Int32 // occupied slots; written under mu
+	blocked atomic.Int32 // workers in a blocking wait (see worker.block)
+	// blockedHi is the most workers ever blocked at once: a pool never
+	// has more than size+blockedHi workers from spawns within capacity
+	// (the watchdog's: hardMax+blockedHi). Kept for tests and Stats.
+	blockedHi atomic.Int32
+	stop      atomic.Bool  // set by shutdown: idle workers retire at once
+	watching  atomic.Bool  // a watchdog runs; set under mu
+	extra     atomic.Int64 // nested groups opened from outside (see pendingNested)
 
 	mu        sync.Mutex    // guards slot occupancy and growth, live changes, drained, watchExit
 	drained   chan struct{} // closed when live reaches 0 during a shutdown
@@ -62,15 +66,21 @@ func newPool(owner *Group, limit int) *Pool {
 
 func (p *Pool) newWorker(i int) *worker {
 	w := &worker{pool: p, index: i, rng: uint64(i)*0x9E3779B97F4A7C15 + 1}
-	w.doneFn = w.waitDone
+	w.doneFn = p.stop.Load
 	w.injectedFn = p.inj.nonEmpty
 	return w
 }
 
-// capacity is how many workers may run now: the size, plus one for each
-// worker that is blocked in a wait of ours, but never above hardMax.
+// capacity is how many workers the pool may have now: its size, plus one
+// for each worker blocked in one of our waits (a Wait whose group's tasks
+// run elsewhere, a Wait or Go on another pool's group). A blocked worker
+// runs nothing, the way a thread in a system call does not count against
+// GOMAXPROCS; not replacing it could deadlock a pool whose size is the
+// owner's limit (a task of a SetLimit(1) group waiting on a nested group
+// whose task sits in its deque). The owner's limit still bounds its own
+// executing tasks (Group.startRunning).
 func (p *Pool) capacity() int32 {
-	return min(p.size+p.blocked.Load(), p.hardMax)
+	return p.size + p.blocked.Load()
 }
 
 // hardMaxFor reports the hardMax of a pool made for a group with this limit.
@@ -91,7 +101,7 @@ func sizeFor(limit int) int32 {
 }
 
 // inject queues t from a goroutine that is not one of p's workers.
-func (p *Pool) inject(t task) {
+func (p *Pool) inject(t job) {
 	p.inj.push(t)
 	// After the push: the sleep protocol needs this order (package sleep).
 	c := p.sleep.Post()
@@ -124,15 +134,15 @@ func (p *Pool) maybeSpawn(c sleep.Counters) {
 }
 
 // spawn starts a worker in a free slot, making one if need be, unless the
-// pool already runs capacity() workers (extra: hardMax, the watchdog's cap,
-// applies instead).
+// pool already has capacity() workers (extra: the watchdog's cap, hardMax
+// plus the blocked workers, applies instead).
 func (p *Pool) spawn(extra bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stop.Load() {
 		return false
 	}
-	if extra && p.live.Load() >= p.hardMax || !extra && p.live.Load() >= p.capacity() {
+	if extra && p.live.Load() >= p.hardMax+p.blocked.Load() || !extra && p.live.Load() >= p.capacity() {
 		return false
 	}
 	slots := *p.slots.Load()
@@ -180,9 +190,9 @@ func (p *Pool) spawnExtra(n int) {
 }
 
 // release frees w's slot. It reports false, and keeps the slot, when the
-// worker must stay after all: tasks arrived in the injector and the worker
-// reclaimed its slot. On true the goroutine must exit without touching the
-// slot again.
+// worker must stay after all: tasks are queued and no other worker is there
+// to take them. On true the goroutine must exit without touching the slot
+// again.
 func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	p.mu.Lock()
 	w.occupied = false
@@ -192,20 +202,33 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	}
 	p.mu.Unlock()
 	// Order: slot given up (above), no longer inactive (here), then a last
-	// look at the injector (below). See maybeSpawn.
-	p.sleep.StopLooking(idle)
-	if p.stop.Load() || !p.inj.nonEmpty() {
+	// look at the queues (below). See maybeSpawn: a poster that read the
+	// counters before our StopLooking saw us inactive and relied on us,
+	// and its push comes before that read, so our look finds its task.
+	c := p.sleep.StopLooking(idle)
+	if p.stop.Load() || p.queued() == 0 {
 		return true
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if w.occupied || p.live.Load() >= p.capacity() {
-		return true // someone else started a worker for the task
+	if c.Sleeping() > 0 {
+		p.sleep.Wake(c, 1, false) // pass it on to a sleeper
+		return true
 	}
-	w.occupied = true
-	p.live.Add(1)
-	*idle = p.sleep.StartLooking(w.index)
-	return false
+	if c.AwakeIdle() > 0 {
+		return true // a searching worker will find it (or pass it on too)
+	}
+	p.mu.Lock()
+	if !p.stop.Load() && !w.occupied && p.live.Load() < p.capacity() {
+		// Stay: take the slot back.
+		w.occupied = true
+		p.live.Add(1)
+		*idle = p.sleep.StartLooking(w.index)
+		p.mu.Unlock()
+		return false
+	}
+	p.mu.Unlock()
+	// At capacity, and every live worker busy: they may all be blocked.
+	p.watch()
+	return true
 }
 
 // shutdown makes every worker retire as soon as it is idle and waits until
@@ -244,6 +267,11 @@ func (p *Pool) shutdown() {
 		p.stop.Store(false)
 	}
 	p.mu.Unlock()
+	// A task that arrived while stop was set (an outsider's Go on a nested
+	// group) found no worker willing to start: start one now.
+	if p.queued() > 0 {
+		p.spawn(false)
+	}
 }
 
 // pendingNested reports a number that is positive whenever a nested group

@@ -1,12 +1,24 @@
 package sched
 
-// task is one queued call of a group's function. A task record lives in a
-// worker's deque as a *task and is recycled through the free list of the
-// worker that ran it; tasks in the injector are stored by value, so an
-// outside Go allocates nothing beyond the caller's closure.
-type task struct {
+import "sync/atomic"
+
+// job is one queued call of a group's function, by value: how the
+// injector stores it, so an outside Go allocates nothing beyond the
+// caller's closure.
+type job struct {
 	f func() error
 	g *Group
+}
+
+// task is a job in a worker's deque: a record that lives there as a *task
+// and is recycled through the free list of the worker that ran it.
+type task struct {
+	f func() error
+	// g is atomic because a thief that steals only some tasks (help:
+	// only the waited group's) reads g of the oldest task before it has
+	// claimed it, while the worker that did claim it may already be reusing
+	// the record. f is read only by whoever claimed the task.
+	g atomic.Pointer[Group]
 }
 
 // newTask takes a record from the worker's free list, or allocates one.
@@ -19,15 +31,18 @@ func (w *worker) newTask(f func() error, g *Group) *task {
 	} else {
 		t = new(task)
 	}
-	t.f, t.g = f, g
+	t.f = f
+	t.g.Store(g)
 	return t
 }
 
-// freeTask clears t (so the GC can collect the closure and group) and keeps
-// it for reuse. Records migrate between workers with steals; the cap keeps
-// a worker that only steals from hoarding them.
+// freeTask clears t's closure (so the GC can collect it) and keeps t for
+// reuse. It leaves g, which the next newTask overwrites: clearing it would
+// be one more write for a thief's peek to race with, and a group is small.
+// Records migrate between workers with steals; the cap keeps a worker that
+// only steals from hoarding them.
 func (w *worker) freeTask(t *task) {
-	t.f, t.g = nil, nil
+	t.f = nil
 	if len(w.free) < freeTasks {
 		w.free = append(w.free, t)
 	}

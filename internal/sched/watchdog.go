@@ -38,9 +38,9 @@ import (
 // On each tick that finds the pool saturated with idle CPUs it adds
 // workers above the pool's capacity (see Pool.spawnExtra): as many as there
 // are idle CPUs, or, when no goroutine at all is running (every worker is
-// blocked), as many again as are live, so that a fan-out of 64 blocking
-// calls reaches 64 workers in a few ticks, not 32. Workers above capacity
-// retire as soon as they find nothing to do.
+// blocked), one per queued task, so that a fan-out of 64 blocking calls
+// has 64 workers after one tick. Workers above capacity retire as soon as
+// they find nothing to do.
 const (
 	watchTick  = 100 * time.Microsecond
 	watchQuiet = 20 // ticks without saturation before the watchdog exits
@@ -67,12 +67,22 @@ func (p *Pool) watchdog(exit chan struct{}) {
 		{Name: "/sched/goroutines/running:goroutines"},
 		{Name: "/sched/goroutines/runnable:goroutines"},
 	}
+	// The first tick comes by yielding until watchTick has passed, not by
+	// a timer: when every P is idle, the Go timer fires about a
+	// millisecond late, and the first tick is the one that matters for a
+	// fan-out of blocking calls. Yielding costs nothing when the workers
+	// want the CPU: runtime.Gosched hands it to them.
+	for start := time.Now(); time.Since(start) < watchTick; {
+		runtime.Gosched()
+	}
 	timer := time.NewTimer(watchTick)
 	defer timer.Stop()
 	quiet := 0
-	for {
-		<-timer.C
-		timer.Reset(watchTick)
+	for first := true; ; first = false {
+		if !first {
+			<-timer.C
+			timer.Reset(watchTick)
+		}
 		if p.stop.Load() {
 			break
 		}
@@ -110,7 +120,12 @@ func (p *Pool) watchdog(exit chan struct{}) {
 		}
 		add := procs - max(running, 0)
 		if running <= 0 {
-			add = max(add, int(p.live.Load()))
+			// Nothing runs at all: every worker is blocked, and errgroup
+			// would have every queued task running by now. Start one
+			// worker per queued task. (Doubling instead would take a
+			// tick per step, and when every P is idle a tick of the Go
+			// timer is about a millisecond, not watchTick.)
+			add = queued
 		}
 		p.spawnExtra(min(add, queued))
 	}

@@ -23,22 +23,18 @@ type worker struct {
 
 	rng   uint64
 	free  []*task
-	batch [injectBatch]task
+	batch [injectBatch]job
 
 	// Completions not yet subtracted from cur's count: a run of tasks of
 	// one unlimited group finishes with one atomic operation (flush).
 	cur     *Group
 	curDone int64
 
-	// waitFor is the group whose Wait this worker is helping for (the
-	// innermost, when Waits nest); nil in the main loop. Read by doneFn
-	// under the sleep lock.
-	waitFor *Group
-
 	goexit bool    // a task called runtime.Goexit; run replaces the goroutine
 	victim *worker // whom the last find stole from, or nil
+	depth  int     // tasks executing on this goroutine (nested by Wait and Go)
 
-	doneFn     func() bool // w.waitDone, bound once
+	doneFn     func() bool // pool.stop.Load, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
 
 	// Nested groups this worker opened (a Go took the count from 0 to 1)
@@ -51,8 +47,11 @@ type worker struct {
 // run is the body of a worker goroutine.
 func (w *worker) run(idle sleep.Idle) {
 	workers.Register(w)
+	released := false
 	defer func() {
-		if w.goexit {
+		// Not after release: the slot may belong to a new goroutine by
+		// now, whose goexit flag this would read.
+		if !released && w.goexit {
 			w.replace()
 		}
 	}()
@@ -62,20 +61,23 @@ func (w *worker) run(idle sleep.Idle) {
 			w.foundWork(&idle)
 			for ; t != nil; t = w.find() {
 				w.execute(t)
+				if p.live.Load() > p.capacity() {
+					break // a replacement whose worker is back: retire now
+				}
 			}
 			w.flush()
 			idle = p.sleep.StartLooking(w.index)
 			continue
 		}
 		if p.stop.Load() || p.live.Load() > p.capacity() {
-			if w.retire(&idle) {
+			if released = w.retire(&idle); released {
 				return
 			}
 			continue
 		}
 		switch p.sleep.NoWorkFound(&idle, w.doneFn, w.injectedFn, linger) {
 		case sleep.Done, sleep.Lingered:
-			if w.retire(&idle) {
+			if released = w.retire(&idle); released {
 				return
 			}
 		}
@@ -89,8 +91,8 @@ func (w *worker) run(idle sleep.Idle) {
 // with its deque and whatever tasks are queued in it.
 func (w *worker) replace() {
 	w.goexit = false
+	w.depth = 0
 	w.flush()
-	w.waitFor = nil
 	workers.Unregister()
 	idle := w.pool.sleep.StartLooking(w.index)
 	go w.run(idle)
@@ -134,15 +136,6 @@ func (w *worker) retire(idle *sleep.Idle) bool {
 	return false
 }
 
-// waitDone is the done condition of NoWorkFound: the group this worker
-// helps for has finished, or, in the main loop, the pool is shutting down.
-func (w *worker) waitDone() bool {
-	if g := w.waitFor; g != nil {
-		return g.count() == 0
-	}
-	return w.pool.stop.Load()
-}
-
 // find looks for a task: own deque (newest first), then a batch from the
 // injector, then the oldest task of a random other worker.
 func (w *worker) find() *task {
@@ -168,7 +161,7 @@ func (w *worker) takeInjected() *task {
 	wasEmpty := w.dq.Len() == 0
 	for i := n - 1; i >= 1; i-- {
 		w.dq.Push(w.newTask(w.batch[i].f, w.batch[i].g))
-		w.batch[i] = task{}
+		w.batch[i] = job{}
 	}
 	if n > 1 {
 		// The rest of the batch is now stealable: announce it like any
@@ -178,18 +171,27 @@ func (w *worker) takeInjected() *task {
 		w.pool.sleep.NewInternalJobs(n-1, wasEmpty)
 	}
 	t := w.newTask(w.batch[0].f, w.batch[0].g)
-	w.batch[0] = task{}
+	w.batch[0] = job{}
 	return t
 }
 
-// steal tries the other workers, starting at a random one.
-func (w *worker) steal() *task {
+// steal tries the other workers, starting at a random one, and takes the
+// oldest task of the first that has one.
+func (w *worker) steal() *task { return w.stealIf(nil) }
+
+// stealIf is steal restricted to tasks for which keep reports true (all of
+// them when keep is nil). It keeps trying while a steal lost a race: a
+// lost race means the victim had a task a moment ago, and the sleep
+// protocol needs the last search before sleeping to find any task posted
+// before the worker got sleepy. (Each lost race is another worker's win,
+// so this loop ends.)
+func (w *worker) stealIf(keep func(*task) bool) *task {
 	slots := *w.pool.slots.Load()
 	n := len(slots)
 	if n < 2 {
 		return nil
 	}
-	for range stealRounds {
+	for {
 		retry := false
 		start := int(w.random() % uint64(n))
 		for i := range n {
@@ -200,7 +202,13 @@ func (w *worker) steal() *task {
 			if v == w.index {
 				continue
 			}
-			t, r := slots[v].dq.Steal()
+			var t *task
+			var r bool
+			if keep == nil {
+				t, r = slots[v].dq.Steal()
+			} else {
+				t, r = slots[v].dq.StealIf(keep)
+			}
 			if t != nil {
 				w.victim = slots[v]
 				return t
@@ -211,7 +219,6 @@ func (w *worker) steal() *task {
 			return nil
 		}
 	}
-	return nil
 }
 
 // random is xorshift64*; owner only.
@@ -226,7 +233,7 @@ func (w *worker) random() uint64 {
 
 // execute runs t and accounts for its completion.
 func (w *worker) execute(t *task) {
-	f, g := t.f, t.g
+	f, g := t.f, t.g.Load()
 	w.freeTask(t)
 	if g != w.cur {
 		// Before running a task of another group, which may run long or
@@ -235,39 +242,84 @@ func (w *worker) execute(t *task) {
 		w.flush()
 		w.cur = g
 	}
-	if g.limit > 0 && !g.startRunning(w, f) {
-		return // parked: the group is at its limit (see Group.startRunning)
+	// Whether the task took a running slot is remembered with the task,
+	// not read again from g.limit when it ends: SetLimit(-1) may change
+	// the limit meanwhile, as errgroup allows.
+	admitted := false
+	if g.limit > 0 {
+		if !g.startRunning(w, f) {
+			return // parked: the group is at its limit (see Group.startRunning)
+		}
+		admitted = true
 	}
-	w.call(f, g)
-	w.finished(g)
+	w.call(f, g, admitted)
+	w.finished(g, admitted)
 }
 
-// call runs f. If f does not return, because it called runtime.Goexit, the
-// deferred half counts the task as finished, as errgroup's deferred done
-// does, and marks the goroutine as exiting so that run starts a fresh
-// goroutine in the slot. A panic is not ours to handle: it is re-raised at
-// once, on top of f's frames, so the crash shows the task's own stack.
-func (w *worker) call(f func() error, g *Group) {
-	returned := false
+// call runs f.
+//
+// If f neither returns nor panics, it called runtime.Goexit (t.FailNow
+// does): the outer deferred function counts the task as finished, as
+// errgroup's deferred done does, and marks the goroutine as exiting so that
+// run starts a fresh goroutine in the slot.
+//
+// A panic is not ours to handle, but it must be told apart from Goexit,
+// and only recover can do that. The inner deferred function recovers and
+// raises the panic again at once, still above f's frames, so the crash
+// shows the task's own stack. If other tasks are suspended below this one
+// on the goroutine (in a Wait or Go that runs queued tasks), re-raising
+// would let them recover a panic that errgroup would never let them see (a
+// task's panic crashes the program there, from the task's own goroutine);
+// then the program is ended the way an unrecovered panic ends it.
+//
+// Under GODEBUG=panicnil=1, recover returns nil for panic(nil) but still
+// stops the panic; execution then continues after the inner function,
+// which Goexit never does, and the last check catches it. (Counting the
+// task there as Goexit would count it twice.) This is the shape of
+// x/sync/singleflight's doCall.
+func (w *worker) call(f func() error, g *Group, admitted bool) {
+	normalReturn, recovered := false, false
 	defer func() {
-		if returned {
+		w.depth--
+		if normalReturn || recovered {
 			return
 		}
-		if r := recover(); r != nil {
-			panic(r)
-		}
-		w.finished(g)
+		w.finished(g, admitted)
 		w.goexit = true
 	}()
-	if err := f(); err != nil {
-		g.fail(err)
+	w.depth++
+	func() {
+		defer func() {
+			if normalReturn {
+				return
+			}
+			if r := recover(); r != nil {
+				w.repanic(r)
+			}
+		}()
+		if err := f(); err != nil {
+			g.fail(err)
+		}
+		normalReturn = true
+	}()
+	if !normalReturn {
+		recovered = true
+		w.repanic(nil) // panic(nil) under GODEBUG=panicnil=1
 	}
-	returned = true
 }
 
-// finished accounts for the end of a task of g that ran on w.
-func (w *worker) finished(g *Group) {
-	if g.limit > 0 {
+// repanic raises a task's panic again (see call).
+func (w *worker) repanic(v any) {
+	if w.depth > 1 {
+		fatalPanic(v)
+	}
+	panic(v)
+}
+
+// finished accounts for the end of a task of g that ran on w; admitted
+// tells whether it held one of g's running slots.
+func (w *worker) finished(g *Group, admitted bool) {
+	if admitted {
 		g.stopRunning(w)
 	}
 	// The task may have waited on a nested group and run other groups'
@@ -280,9 +332,9 @@ func (w *worker) finished(g *Group) {
 		w.cur = g
 	}
 	w.curDone++
-	if g.limit > 0 || g.pool.Load().owner != g {
+	if admitted || g.limit > 0 || g.pool.Load().owner != g {
 		// Limited groups hand out slots, and nested groups are waited for
-		// by a helper spinning through this loop: settle at once.
+		// by a worker that checks the count: settle at once.
 		w.flush()
 	}
 }
@@ -294,8 +346,12 @@ func (w *worker) flush() {
 	}
 	g, k := w.cur, w.curDone
 	w.curDone = 0
-	if g.finish(k) == 0 && g.pool.Load().owner != g {
-		w.nestedClosed.Add(1)
+	// Read what we need of g before the subtraction: once it lets Wait
+	// return, the owner may call SetLimit, which may reset g.pool.
+	if g.pool.Load().owner != g {
+		g.finishNested(k, w)
+	} else {
+		g.finish(k)
 	}
 }
 
@@ -308,72 +364,55 @@ func (w *worker) pushLocal(f func() error, g *Group) {
 	w.pool.maybeSpawn(c)
 }
 
-// help runs tasks until g has finished. It is how Wait waits on a worker:
-// the worker keeps running queued tasks, its own first, and sleeps only
-// when there is nothing to run.
+// help waits on a worker for g to finish. It runs g's own queued tasks:
+// from its deque while the newest task there is g's, then stolen from other
+// workers. When none is within reach, it blocks until g finishes and lets
+// the pool run another worker meanwhile (block).
+//
+// It runs no other task. The tempting version, run whatever is queued while
+// waiting, as work-stealing runtimes usually do, deadlocks correct errgroup
+// code: a task queued by the waiting task (or by anyone) may wait for
+// something the waiting task does only after Wait returns, such as
+//
+//	g.Go(func() error { <-ch; return nil })
+//	inner.Wait() // would pick up the task above, newest first, and block in it
+//	close(ch)
+//
+// and once it runs on top of the waiter's stack, the waiter can never
+// resume. g's own tasks are safe: Wait waits for each of them anyway.
 func (w *worker) help(g *Group) {
-	prev := w.waitFor
-	w.waitFor = g
-	registered := false
-	defer func() {
-		// Deferred, so that it also runs when a task run here calls
-		// runtime.Goexit and the goroutine unwinds through us.
-		if registered {
-			g.removeWorkerWaiter(w)
-		}
-		w.waitFor = prev
-	}()
+	isG := func(t *task) bool { return t.g.Load() == g }
 	for {
 		w.flush()
 		if g.count() == 0 {
 			return
 		}
-		if t := w.find(); t != nil {
+		if t := w.dq.PopIf(isG); t != nil {
 			w.execute(t)
 			continue
 		}
-		if !registered {
-			// Ask g to wake this worker when its count reaches zero; then
-			// check again before idling.
-			g.addWorkerWaiter(w)
-			registered = true
+		if t := w.stealIf(isG); t != nil {
+			w.execute(t)
 			continue
 		}
-		if w.idleUntil(g) {
-			return
-		}
+		// g's tasks run elsewhere, or wait in our deque behind other
+		// tasks (a replacement worker steals them: see block).
+		w.block()
+		g.waitOutside()
+		w.unblock()
 	}
 }
 
-// idleUntil runs the idle protocol for a helping worker: it reports true
-// when g has finished, false after running one task it found.
-func (w *worker) idleUntil(g *Group) bool {
-	p := w.pool
-	idle := p.sleep.StartLooking(w.index)
-	for {
-		if g.count() == 0 {
-			p.sleep.StopLooking(&idle)
-			return true
-		}
-		if t := w.find(); t != nil {
-			w.foundWork(&idle)
-			w.execute(t)
-			return false
-		}
-		if p.sleep.NoWorkFound(&idle, w.doneFn, w.injectedFn, 0) == sleep.Done {
-			p.sleep.StopLooking(&idle)
-			return true
-		}
-	}
-}
-
-// block tells the pool that this worker is about to block in a wait that
-// is not helping (a Wait or a limited Go on a group of another pool), so
-// that the pool may run another worker meanwhile, within its hardMax. If
-// the worker leaves queued tasks behind, a replacement starts at once.
+// block tells the pool that this worker is about to block in one of our
+// waits (a Wait with nothing left to help with, or a Wait or limited Go on
+// a group of another pool), so that the pool may run another worker
+// meanwhile, within its hardMax. If tasks are queued, a replacement starts
+// at once.
 func (w *worker) block() {
 	p := w.pool
-	p.blocked.Add(1)
+	b := p.blocked.Add(1)
+	for hi := p.blockedHi.Load(); b > hi && !p.blockedHi.CompareAndSwap(hi, b); hi = p.blockedHi.Load() {
+	}
 	if w.dq.Len() > 0 || p.inj.nonEmpty() {
 		p.spawn(false)
 	}

@@ -31,6 +31,11 @@ var (
 	// testHookBlock runs after the worker set blocked and released its
 	// sleep lock, just before it blocks on its wake channel (and timer).
 	testHookBlock func()
+	// testHookWakeLock runs in a waker that saw a sleeper's asleep flag
+	// set, just before it takes that sleeper's lock: a worker held in
+	// testHookRegister or testHookRegistered learns from it that a waker
+	// has read what it needed and now waits for the lock.
+	testHookWakeLock func()
 )
 
 // Rounds is how many fruitless searches a worker makes before it
@@ -166,9 +171,16 @@ func (s *Sleep) WorkFound(idle *Idle) Counters {
 }
 
 // StopLooking takes the worker off the inactive count without waking
-// anyone: the worker retires, or stops idling for a reason of its own (the
-// condition it waited for came true). It must not use this Idle again.
-func (s *Sleep) StopLooking(idle *Idle) { s.c.subInactive() }
+// anyone, and returns the counters as it left them. The worker retires, or
+// stops idling for a reason of its own. It must not use this Idle again.
+//
+// A poster that saw this worker inactive counted on it to find its job. A
+// worker that stops looking without a last search must therefore pass that
+// on: if tasks are queued, wake a sleeper or start a worker (the caller's
+// job, since only it knows where tasks are queued).
+func (s *Sleep) StopLooking(idle *Idle) Counters {
+	return s.c.subInactive() - oneInactive
+}
 
 // NoWorkFound is called by an idle worker after each fruitless search; see
 // the package documentation for the three steps.
@@ -385,6 +397,9 @@ func (s *Sleep) WakeWorker(i int) bool { return s.wake((*s.sleepers.Load())[i]) 
 func (s *Sleep) wake(sl *sleeper) bool {
 	if !sl.asleep.Load() {
 		return false // see sleeper.asleep
+	}
+	if testHookWakeLock != nil {
+		testHookWakeLock()
 	}
 	sl.mu.Lock()
 	if !sl.blocked {

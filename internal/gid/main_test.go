@@ -1,0 +1,13 @@
+package gid
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine a test started is
+// still alive at the end.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

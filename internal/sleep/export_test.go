@@ -1,0 +1,142 @@
+package sleep
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// pack builds a Counters value from its three fields.
+func pack(jec uint32, inactive, sleeping int) Counters {
+	return Counters(jec)<<jecShift | Counters(inactive)<<inactiveShift | Counters(sleeping)<<sleepingShift
+}
+
+func (c Counters) String() string {
+	return fmt.Sprintf("{jec %#x inactive %d sleeping %d}", c.JEC(), c.Inactive(), c.Sleeping())
+}
+
+// setCounters overwrites the counters word. Only for a Sleep no worker uses
+// at the moment, or to simulate traffic the test cannot afford to make.
+func (s *Sleep) setCounters(c Counters) { s.c.word.Store(uint64(c)) }
+
+// advanceJEC adds k to the JEC as k posts and announcements would, leaving
+// the thread counts alone: it stands in for traffic too long to make for
+// real (2³² events to wrap the counter around).
+func (s *Sleep) advanceJEC(k uint32) { s.c.word.Add(uint64(k) << jecShift) }
+
+func (s *Sleep) slot(i int) *sleeper { return (*s.sleepers.Load())[i] }
+
+// blockedNow reports whether worker i is registered as asleep and nobody has
+// woken it yet (its blocked flag). ok is false when its sleep lock is held
+// at the moment (the worker or a waker is in its critical section): the
+// caller learns nothing and asks again later.
+func (s *Sleep) blockedNow(i int) (blocked, ok bool) {
+	sl := s.slot(i)
+	if !sl.mu.TryLock() {
+		return false, false
+	}
+	defer sl.mu.Unlock()
+	return sl.blocked, true
+}
+
+// tokens reports how many wake-up tokens wait in worker i's channel.
+func (s *Sleep) tokens(i int) int { return len(s.slot(i).wake) }
+
+// forceRelease puts a token into every slot's wake channel that has room,
+// bypassing the protocol. Only for unsticking a worker after a test has
+// already failed (a lost wake-up), so that the test can end without leaking
+// goroutines.
+func (s *Sleep) forceRelease() {
+	for _, sl := range *s.sleepers.Load() {
+		select {
+		case sl.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// The hooks, by wait point, so that tests can set them in a table.
+var hooks = [...]*func(){
+	atAnnounced:  &testHookAnnounced,
+	atSleep:      &testHookSleep,
+	atRegister:   &testHookRegister,
+	atRegistered: &testHookRegistered,
+	atBlock:      &testHookBlock,
+	atWakeLock:   &testHookWakeLock,
+}
+
+// window names a wait point of the idle protocol where a test hook runs.
+type window int
+
+const (
+	atAnnounced  window = iota // after announcing sleepiness, before the last search
+	atSleep                    // after the last search, before the sleep lock
+	atRegister                 // under the sleep lock, before the JEC check and registration
+	atRegistered               // under the sleep lock, right after registering as a sleeper
+	atBlock                    // after setting blocked and unlocking, before blocking on the channel
+	atWakeLock                 // in a waker, before it takes a sleeper's lock
+
+	nWindows = atWakeLock // the wait points of a worker
+	nHooks   = atWakeLock + 1
+)
+
+func (w window) String() string {
+	return [...]string{"announced", "sleep", "register", "registered", "block", "wakelock"}[w]
+}
+
+// underLock reports whether the worker holds its sleep lock at w: an action
+// that may wake the worker must then run on another goroutine (the waker
+// takes that lock).
+func (w window) underLock() bool { return w == atRegister || w == atRegistered }
+
+// setHooks installs f(w) at every hook w until the end of the test.
+// Tests must end all their workers before they return (the cleanup clears
+// the hooks, and a worker still running would race with it).
+func setHooks(t *testing.T, f func(w window)) {
+	t.Helper()
+	for w := range nHooks {
+		if *hooks[w] != nil {
+			t.Fatalf("hook %v already set", w)
+		}
+		*hooks[w] = func() { f(w) }
+	}
+	t.Cleanup(func() {
+		for w := range nHooks {
+			*hooks[w] = nil
+		}
+	})
+}
+
+// watchdog turns a hang into a test failure with a full goroutine dump.
+type watchdog struct {
+	C     <-chan time.Time
+	timer *time.Timer
+	limit time.Duration
+}
+
+// newWatchdog fires after 2 minutes, or sooner if the test binary's
+// deadline is nearer (keeping 10 s to report).
+func newWatchdog(t *testing.T) *watchdog {
+	limit := 2 * time.Minute
+	if dl, ok := t.Deadline(); ok {
+		if left := time.Until(dl) - 10*time.Second; left < limit {
+			limit = max(left, time.Second)
+		}
+	}
+	tm := time.NewTimer(limit)
+	t.Cleanup(func() { tm.Stop() })
+	return &watchdog{C: tm.C, timer: tm, limit: limit}
+}
+
+// goroutineDump returns the stacks of all goroutines.
+func goroutineDump() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}

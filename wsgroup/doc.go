@@ -33,11 +33,20 @@
 // # Nested groups and helping
 //
 // A Group whose first Go is called inside a task shares the pool of the
-// worker that called it. Its Wait, called inside a task, does not block the
-// worker: the worker runs queued tasks (its own first) until the group's
-// tasks are done, and sleeps only when there is nothing to run. Recursive
-// fork-join with a Group per level therefore runs on the fixed set of
-// workers, without a goroutine per task and without deadlock.
+// worker that called it. Its Wait, called inside a task, does not simply
+// block the worker: the worker runs the group's own queued tasks (from its
+// deque, newest first, then stolen from other workers) until the group is
+// done. Recursive fork-join with a Group per level therefore runs on the
+// fixed set of workers, mostly without blocking and without a goroutine
+// per task. When none of the group's tasks is within reach (they were
+// stolen and run elsewhere), the worker blocks until the group is done and
+// the pool starts another worker in its place meanwhile.
+//
+// Wait runs no other task while it waits. Running whatever is queued, as
+// work-stealing runtimes often do, would deadlock correct errgroup code: a
+// task queued earlier may wait for something that the waiting task does
+// only after its Wait returns, and once such a task runs on top of the
+// waiting task's stack, the waiting task can never resume.
 //
 // A Group whose first Go is called outside any task owns a new pool. When
 // its Wait returns, the pool's workers have exited: no goroutine of the
@@ -71,19 +80,26 @@
 // SetLimit(n) keeps errgroup's meaning: at most n of the group's tasks are
 // active (queued or running); a Go from outside the pool blocks while n are
 // active, and TryGo reports false then. At most n of the group's tasks
-// execute at once, and a pool owned by a limited group has at most n
-// workers.
+// execute at once.
+//
+// A pool owned by a limited group runs at most n workers, not counting
+// workers blocked in a Wait of ours (a nested Wait whose tasks were stolen,
+// or a Wait on another pool's group): each of those is replaced while it
+// blocks, the way the Go runtime replaces a thread blocked in a system
+// call. Without that, a task of a SetLimit(1) group that waits on a nested
+// group would deadlock its one-worker pool. The replacements leave as soon
+// as the worker they stand in for is back.
 //
 // Inside a task, a Go on a limited group never blocks: the caller may hold
 // a slot itself (a task of the group calling Go on it), and waiting would
 // deadlock, as it does with errgroup. While the group is at its limit and
-// tasks are queued, the calling worker runs queued tasks first
-// (backpressure); then it queues the task above the limit. The execution
-// bound still holds: a worker does not start a task of a group that has n
-// tasks executing (a task waiting in a nested Wait counts as executing);
-// it sets the task aside until one of them ends. So recursion under
-// SetLimit, which deadlocks with errgroup, completes. TryGo inside a task
-// reports false, as errgroup's does, when n tasks are active.
+// tasks of the group are queued within reach, the calling worker runs those
+// first (backpressure); then it queues the task above the limit. The
+// execution bound still holds: a worker does not start a task of a group
+// that has n tasks executing (a task waiting in a nested Wait counts as
+// executing); it sets the task aside until one of them ends. So recursion
+// under SetLimit, which deadlocks with errgroup, completes. TryGo inside a
+// task reports false, as errgroup's does, when n tasks are active.
 //
 // # Errors, panics and Goexit
 //
@@ -96,7 +112,11 @@
 // A panic in a task crashes the program, as with errgroup; the crash shows
 // the panic value and the task's stack (marked "[recovered, repanicked]":
 // the worker intercepts the panic only to tell it from runtime.Goexit, and
-// raises it again at once, above the task's frames).
+// raises it again at once, above the task's frames). If the task ran on top
+// of another task's stack (in that task's Wait), raising it there would let
+// the lower task recover a panic that errgroup never shows it; instead the
+// program ends as for an unrecovered panic, with "panic: VALUE [in a task
+// that ran on another task's goroutine]", the stack, and exit status 2.
 //
 // A task that calls runtime.Goexit (t.FailNow does) ends as completed, as
 // with errgroup, and a fresh goroutine takes over its worker's queue. One
@@ -128,7 +148,10 @@
 //   - Inside a task, Go on a limited group does not block (see Limits).
 //   - runtime.Goexit in a task run by a helping Wait also ends the tasks
 //     suspended below it (see Errors, panics and Goexit).
-//   - A panic's crash report says "[recovered, repanicked]".
+//   - A panic's crash report says "[recovered, repanicked]", or, for a task
+//     run inside another task's Wait, is printed by wsgroup (exit status 2).
+//   - A pool owned by a limited group may have more than n workers while
+//     some are blocked in a Wait (see Limits).
 //   - Misuse panics at the call site with a message that starts with
 //     "wsgroup:": Go(nil), TryGo(nil), methods on a nil *Group, and SetLimit
 //     while tasks are active (the last as errgroup does, as an error value).

@@ -1,0 +1,134 @@
+package wsgroup_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-steal/steal/wsgroup"
+)
+
+// TestWaitDoesNotRunForeignTasks: a task queues a task that waits for
+// something the first task does only after its nested Wait returns. errgroup
+// runs it on its own goroutine; a Wait that helped by running any queued
+// task would pick it up (newest first) on top of the waiting task's stack
+// and never return. wsgroup's Wait runs only its own group's tasks.
+func TestWaitDoesNotRunForeignTasks(t *testing.T) {
+	withGOMAXPROCS(t, func(t *testing.T) {
+		runWithTimeout(t, func() {
+			var g wsgroup.Group
+			g.Go(func() error {
+				ch := make(chan struct{})
+				var inner wsgroup.Group
+				inner.Go(func() error { time.Sleep(time.Millisecond); return nil })
+				g.Go(func() error { <-ch; return nil })
+				if err := inner.Wait(); err != nil {
+					return err
+				}
+				close(ch)
+				return nil
+			})
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() = %v, want nil", err)
+			}
+		})
+	})
+}
+
+// TestSetLimitNegativeWhileRunning: errgroup lets SetLimit(-1) remove the
+// limit while tasks run. The task admitted under the old limit must still
+// release its slot, or a later limit would park tasks forever.
+func TestSetLimitNegativeWhileRunning(t *testing.T) {
+	runWithTimeout(t, func() {
+		var g wsgroup.Group
+		g.SetLimit(1)
+		started, release := make(chan struct{}), make(chan struct{})
+		g.Go(func() error { close(started); <-release; return nil })
+		<-started
+		g.SetLimit(-1)
+		close(release)
+		if err := g.Wait(); err != nil {
+			t.Fatalf("Wait() = %v", err)
+		}
+		g.SetLimit(1)
+		ran := make(chan struct{})
+		g.Go(func() error { close(ran); return nil })
+		if err := g.Wait(); err != nil {
+			t.Fatalf("second Wait() = %v", err)
+		}
+		select {
+		case <-ran:
+		default:
+			t.Fatal("the task after SetLimit(-1) then SetLimit(1) did not run")
+		}
+	})
+}
+
+// The panic tests run the test binary again with WSGROUP_PANIC_CHILD set,
+// as x/sync's singleflight tests do, and check how the child crashed.
+const panicChildEnv = "WSGROUP_PANIC_CHILD"
+
+var errPanicValue = errors.New("wsgroup test: task panic value")
+
+func panicInTask() error { panic(errPanicValue) }
+
+func TestPanicChild(t *testing.T) {
+	switch os.Getenv(panicChildEnv) {
+	case "":
+		return // only ever runs as a child
+	case "top":
+		// A panic in a task on a worker's own stack: as errgroup, a crash.
+		var g wsgroup.Group
+		g.Go(panicInTask)
+		g.Wait()
+	case "nested":
+		// A panic in a task run by a helping Wait, below which a task
+		// that recovers is suspended: errgroup would never let that task
+		// see the panic, so it must crash here too, not be swallowed.
+		var g wsgroup.Group
+		g.Go(func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					os.Stdout.WriteString("SWALLOWED\n")
+				}
+			}()
+			var inner wsgroup.Group
+			inner.Go(panicInTask)
+			return inner.Wait()
+		})
+		g.Wait()
+	}
+	os.Stdout.WriteString("NO CRASH\n")
+	os.Exit(0)
+}
+
+func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
+	for _, mode := range []string{"top", "nested"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestPanicChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), panicChildEnv+"="+mode)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+				t.Fatalf("child exited with %v, want exit status 2 (a crash); output:\n%s", err, out.String())
+			}
+			s := out.String()
+			for _, want := range []string{"panic: " + errPanicValue.Error(), "wsgroup_test.panicInTask"} {
+				if !strings.Contains(s, want) {
+					t.Errorf("crash output lacks %q; output:\n%s", want, s)
+				}
+			}
+			for _, bad := range []string{"SWALLOWED", "NO CRASH"} {
+				if strings.Contains(s, bad) {
+					t.Errorf("child printed %s; output:\n%s", bad, s)
+				}
+			}
+		})
+	}
+}

@@ -8,7 +8,8 @@ import (
 
 // The watchdog keeps a pool from starving. (A pool whose size is already
 // its hard maximum, a group limited to at most GOMAXPROCS, has nothing to
-// add and runs none.)
+// add for blocked tasks, and runs a watchdog only while some of its workers
+// are blocked in our waits, to top it up to capacity.)
 //
 // errgroup runs every task at once, so its users write tasks that wait for
 // each other: a task blocks on a channel that a later task closes, eight
@@ -49,7 +50,7 @@ const (
 // watch starts the watchdog unless it runs. Called by posters that found
 // the pool saturated (all workers busy, no room to start another).
 func (p *Pool) watch() {
-	if p.watching.Load() || p.size == p.hardMax {
+	if p.watching.Load() || p.size == p.hardMax && p.blocked.Load() == 0 {
 		return // one atomic load on the common path
 	}
 	p.mu.Lock()

@@ -413,9 +413,16 @@ func (w *worker) block() {
 	b := p.blocked.Add(1)
 	for hi := p.blockedHi.Load(); b > hi && !p.blockedHi.CompareAndSwap(hi, b); hi = p.blockedHi.Load() {
 	}
-	if w.dq.Len() > 0 || p.inj.nonEmpty() {
+	// Tasks queued anywhere may be stranded: in our deque, or in the deque
+	// of another blocked worker (a helper steals only its own group's
+	// tasks and leaves the rest).
+	if w.dq.Len() > 0 || p.inj.nonEmpty() || p.queued() > 0 {
 		p.spawn(false)
 	}
+	// Tasks may also be queued later, by workers that are not blocked, with
+	// no spawn to follow if those block too: the watchdog tops the pool up
+	// to capacity while it is saturated.
+	p.watch()
 }
 
 // unblock ends block. Workers above capacity retire when next idle.

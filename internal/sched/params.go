@@ -4,17 +4,14 @@ import "time"
 
 // The run-time parameters that decide how the scheduler trades latency for
 // CPU. They are kept together so that tuning for a different machine size
-// touches one file. (sleep.Rounds, the number of searches before a worker
-// gets sleepy, lives with the sleep protocol.)
+// touches one file. (sleep.Rounds and sleep.SpinRounds, the searches before
+// a worker gets sleepy, live with the sleep protocol; watchTick and
+// watchQuiet, the watchdog's period and patience, with the watchdog.)
 const (
 	// injectBatch is the most tasks a worker moves from the injector into
 	// its own deque at once. Larger batches amortize the injector's lock;
 	// smaller ones spread a slow producer's tasks more evenly.
 	injectBatch = 64
-
-	// stealRounds is how many passes over the victims a search makes when
-	// a steal lost a race, before it reports nothing found.
-	stealRounds = 4
 
 	// linger is how long an idle worker sleeps before it retires, when
 	// nothing asked its pool to shut down.

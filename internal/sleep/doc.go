@@ -12,8 +12,9 @@
 // [Sleep.NoWorkFound], which does one of three things, depending on how many
 // rounds the worker has already searched:
 //
-//  1. the first [Rounds] times: yield the processor (runtime.Gosched) and
-//     return, so the worker searches again;
+//  1. the first [Rounds] times: return, so the worker searches again, at
+//     once for the first [SpinRounds] (when GOMAXPROCS > 1), then after
+//     yielding the processor (runtime.Gosched);
 //  2. once: announce sleepiness by making the JEC even (if it is odd) and
 //     remember its value, then yield and return, so the worker makes one
 //     last search;

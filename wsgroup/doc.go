@@ -2,8 +2,8 @@
 //
 // Change the import path, and the package name where it is spelled out:
 //
-//	import "golang.org/x/sync/errgroup"          // before
-//	import errgroup "github.com/go-steal/steal/wsgroup" // after, or rename uses
+//	import "golang.org/x/sync/errgroup"                 // before
+//	import errgroup "github.com/go-steal/steal/wsgroup" // after (or rename the uses)
 //
 // The API is errgroup's: [Group], [WithContext], [Group.Go],
 // [Group.TryGo], [Group.SetLimit] and [Group.Wait], with the same

@@ -86,9 +86,6 @@ func (g *Group) SetCancel(cancel func(error)) { g.sl().cancel = cancel }
 // count returns the number of active tasks.
 func (g *Group) count() int64 { return int64(g.state.Load() / oneTask) }
 
-// Active returns the number of active tasks, read once.
-func (g *Group) Active() int64 { return g.count() }
-
 // SetLimit implements wsgroup.Group.SetLimit.
 func (g *Group) SetLimit(n int) {
 	if n < 0 {

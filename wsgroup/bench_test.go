@@ -293,12 +293,38 @@ func (g *inlineGroup) SetLimit(int) {}
 func (g *inlineGroup) Wait() error  { return g.err }
 
 // BenchmarkSleep64: 64 tasks that each sleep 10 ms, no limit; ns/op is the
-// wall time of the batch (ideal: 10 ms).
+// wall time of the batch (ideal: 10 ms). peak-goroutines is the most
+// goroutines seen at once above the count before the run, sampled every
+// 100 µs by a goroutine of its own (not counted): errgroup's 64, or the
+// workers wsgroup grew to (and its watchdog).
 func BenchmarkSleep64(b *testing.B) {
 	for _, im := range benchImpls {
 		b.Run(im.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var ran atomic.Int64
+			base := runtime.NumGoroutine()
+			var peak atomic.Int64
+			stop, stopped := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(stopped)
+				tick := time.NewTicker(100 * time.Microsecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+						if n := int64(runtime.NumGoroutine() - base - 1); n > peak.Load() {
+							peak.Store(n)
+						}
+					}
+				}
+			}()
+			defer func() {
+				close(stop)
+				<-stopped
+				b.ReportMetric(float64(peak.Load()), "peak-goroutines")
+			}()
 			for b.Loop() {
 				g := im.newGroup()
 				for range benchSleepers {

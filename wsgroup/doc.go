@@ -101,15 +101,39 @@
 // under SetLimit, which deadlocks with errgroup, completes. TryGo inside a
 // task reports false, as errgroup's does, when n tasks are active.
 //
-// # Errors, panics and Goexit
+// # Errors and cancellation
 //
 // The first non-nil error returned by a function is returned by Wait and
 // cancels the group's context (WithContext) with that error as the cause;
 // Wait cancels it with context.Canceled as the cause when there was no
-// error. Queued tasks still run after the context is canceled: they see
-// ctx.Done().
+// error.
 //
-// A panic in a task crashes the program, as with errgroup; the crash shows
+// Cancellation is cooperative: nothing is interrupted, running tasks see
+// ctx.Done(). By default (RunQueued) tasks queued before the cancellation
+// still run, as they do with errgroup, where each already has its
+// goroutine: an errgroup task may hold a defer close(ch) that another task
+// waits for, and skipping it could hang the program. With
+// SetCancelMode(SkipQueued), once the group is canceled (a task returned an
+// error, a task's panic was recovered, or the parent context was canceled)
+// a worker drops each of the group's tasks that has not started instead of
+// running it, and Go queues nothing (TryGo reports false). Wait then
+// returns the first error, or, if no task failed, context.Cause of the
+// group's context: some tasks may not have run, and nil would say they
+// did. A zero Group, which has no context, is canceled by its first error
+// only. Since Wait cancels the context it made, a SkipQueued group made by
+// WithContext takes no task after its first Wait.
+//
+// In both modes the pool drains and exits as usual: tasks blocked on
+// ctx.Done() return, the workers find nothing left to run, and when Wait
+// returns no goroutine of the group remains. In SkipQueued mode a canceled
+// group's Wait returns as soon as the tasks that were running end; the
+// check is made when a worker takes a task, so a task that passed it a
+// moment before the cancellation still runs.
+//
+// # Panics and Goexit
+//
+// By default (PanicCrash) a panic in a task crashes the program, as with
+// errgroup; the crash shows
 // the panic value and the task's stack (marked "[recovered, repanicked]":
 // the worker intercepts the panic only to tell it from runtime.Goexit, and
 // raises it again at once, above the task's frames). If the task ran on top
@@ -117,6 +141,23 @@
 // the lower task recover a panic that errgroup never shows it; instead the
 // program ends as for an unrecovered panic, with "panic: VALUE [in a task
 // that ran on another task's goroutine]", the stack, and exit status 2.
+//
+// With SetPanicMode(PanicInWait), the group recovers its tasks' panics
+// instead. The first one becomes a *PanicError holding the panic value and
+// the stack of the task where it happened; the group's context is canceled
+// with it as the cause, the other tasks go on (queued ones run, unless the
+// group is in SkipQueued mode), and when they have all returned, Wait
+// panics with the *PanicError on its caller's goroutine. Its Error method
+// includes the original stack, so an unrecovered re-panic still shows
+// where the task failed, and Unwrap returns the value when it is an error.
+// Later panics in the group's tasks are recovered too and counted
+// (PanicError.Later). A panic takes precedence over errors: Wait panics
+// even if a task returned an error first (the context's cause stays that
+// error). Like the first error, the panic sticks to the group: a later Wait
+// panics again. The mode belongs to the group whose task panicked: a
+// nested group in PanicCrash mode crashes the program even inside a task
+// of a PanicInWait group; a nested group in PanicInWait mode panics in its
+// Wait, inside the outer task, where the outer group's mode applies.
 //
 // A task that calls runtime.Goexit (t.FailNow does) ends as completed, as
 // with errgroup, and a fresh goroutine takes over its worker's queue. One
@@ -129,13 +170,19 @@
 //
 // The call of Go (or of a TryGo that reports true) synchronizes before the
 // start of the function it passes. The return of each function passed to Go
-// synchronizes before the return of the Wait that waits for it. The first
-// non-nil error is recorded before the group's context is canceled with it.
+// synchronizes before the return of the Wait that waits for it (or its
+// panic, in PanicInWait mode). The first non-nil error, or the first
+// recovered panic, is recorded before the group's context is canceled with
+// it.
 //
 // # Zero value
 //
-// The zero Group is valid, has no limit, and does not cancel on error. A
-// Group may be used again after Wait; its first error sticks. A Group must
+// The zero Group is valid, has no limit, does not cancel on error, runs
+// every queued task (RunQueued) and lets panics crash the program
+// (PanicCrash). A Group may be used again after Wait; its first error (and
+// recovered panic) sticks. SetLimit, SetCancelMode and SetPanicMode may be
+// called before the first Go, or between a Wait and the next Go, not while
+// tasks are active. A Group must
 // not be copied after first use (go vet reports copies).
 //
 // # Differences from errgroup
@@ -147,12 +194,16 @@
 //     as pprof labels set by the caller of Go, is not carried into tasks.
 //   - Inside a task, Go on a limited group does not block (see Limits).
 //   - runtime.Goexit in a task run by a helping Wait also ends the tasks
-//     suspended below it (see Errors, panics and Goexit).
+//     suspended below it (see Panics and Goexit).
 //   - A panic's crash report says "[recovered, repanicked]", or, for a task
 //     run inside another task's Wait, is printed by wsgroup (exit status 2).
 //   - A pool owned by a limited group may have more than n workers while
 //     some are blocked in a Wait (see Limits).
 //   - Misuse panics at the call site with a message that starts with
-//     "wsgroup:": Go(nil), TryGo(nil), methods on a nil *Group, and SetLimit
-//     while tasks are active (the last as errgroup does, as an error value).
+//     "wsgroup:": Go(nil), TryGo(nil), methods on a nil *Group, and
+//     SetLimit, SetCancelMode or SetPanicMode while tasks are active (as
+//     errgroup's SetLimit does, as an error value).
+//   - Beyond errgroup, and off by default: SetCancelMode(SkipQueued) and
+//     SetPanicMode(PanicInWait) (see Errors and cancellation, and Panics
+//     and Goexit).
 package wsgroup

@@ -29,6 +29,8 @@ func TestExamplesTerminate(t *testing.T) {
 		{"ExampleGroup_Wait", ExampleGroup_Wait},
 		{"ExampleGroup_forkJoin", ExampleGroup_forkJoin},
 		{"ExampleGroup_recursive", ExampleGroup_recursive},
+		{"ExampleGroup_SetPanicMode", ExampleGroup_SetPanicMode},
+		{"ExampleGroup_SetCancelMode", ExampleGroup_SetCancelMode},
 	}
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -415,4 +416,54 @@ func ExampleGroup_recursive() {
 
 	// Output:
 	// files: 21
+}
+
+// SetPanicMode(PanicInWait) turns a task's panic into a panic in Wait, on
+// the caller's goroutine, after the group's context has been canceled and
+// the other tasks have returned.
+func ExampleGroup_SetPanicMode() {
+	g, ctx := wsgroup.WithContext(context.Background())
+	g.SetPanicMode(wsgroup.PanicInWait)
+	g.Go(func() error {
+		<-ctx.Done()
+		var pe *wsgroup.PanicError
+		fmt.Println("context canceled by a panic:", errors.As(context.Cause(ctx), &pe))
+		return nil
+	})
+	g.Go(func() error {
+		var table []int
+		_ = table[3] // index out of range
+		return nil
+	})
+
+	defer func() {
+		pe := recover().(*wsgroup.PanicError)
+		fmt.Println("Wait panicked with:", pe.Value)
+		var re runtime.Error
+		fmt.Println("a runtime error:", errors.As(pe, &re))
+	}()
+	g.Wait()
+	// Output:
+	// context canceled by a panic: true
+	// Wait panicked with: runtime error: index out of range [3] with length 0
+	// a runtime error: true
+}
+
+// SetCancelMode(SkipQueued) drops work once the group is canceled: here
+// the first error cancels it, and a later TryGo queues nothing.
+func ExampleGroup_SetCancelMode() {
+	g, ctx := wsgroup.WithContext(context.Background())
+	g.SetCancelMode(wsgroup.SkipQueued)
+	g.Go(func() error { return errors.New("bad input") })
+
+	<-ctx.Done()
+	queued := g.TryGo(func() error {
+		fmt.Println("not printed: the group was canceled")
+		return nil
+	})
+	fmt.Println("queued after the cancellation:", queued)
+	fmt.Println("Wait:", g.Wait())
+	// Output:
+	// queued after the cancellation: false
+	// Wait: bad input
 }

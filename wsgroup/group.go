@@ -31,7 +31,7 @@ func (*noCopy) Unlock() {}
 func WithContext(ctx context.Context) (*Group, context.Context) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	g := new(Group)
-	g.s.SetCancel(cancel)
+	g.s.SetContext(ctx, cancel)
 	return g, ctx
 }
 

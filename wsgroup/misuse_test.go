@@ -87,6 +87,29 @@ func TestNilGroupPanics(t *testing.T) {
 	wantMisusePanic(t, "(*Group)(nil).TryGo", func() { g.TryGo(ok) })
 	wantMisusePanic(t, "(*Group)(nil).SetLimit", func() { g.SetLimit(1) })
 	wantMisusePanic(t, "(*Group)(nil).Wait", func() { g.Wait() })
+	wantMisusePanic(t, "(*Group)(nil).SetPanicMode", func() { g.SetPanicMode(wsgroup.PanicInWait) })
+	wantMisusePanic(t, "(*Group)(nil).SetCancelMode", func() { g.SetCancelMode(wsgroup.SkipQueued) })
+}
+
+// TestModesWhileActivePanic: the modes, like the limit, are fixed while
+// tasks are active; unknown modes are refused.
+func TestModesWhileActivePanic(t *testing.T) {
+	var g wsgroup.Group
+	release := make(chan struct{})
+	runWithTimeout(t, func() {
+		g.Go(func() error { <-release; return nil })
+		wantMisusePanic(t, "SetPanicMode while active", func() { g.SetPanicMode(wsgroup.PanicInWait) })
+		wantMisusePanic(t, "SetCancelMode while active", func() { g.SetCancelMode(wsgroup.SkipQueued) })
+		close(release)
+		if err := g.Wait(); err != nil {
+			t.Errorf("Wait() = %v, want nil", err)
+		}
+		// Between batches they may change again.
+		g.SetPanicMode(wsgroup.PanicInWait)
+		g.SetCancelMode(wsgroup.SkipQueued)
+	})
+	wantMisusePanic(t, "SetPanicMode(7)", func() { g.SetPanicMode(7) })
+	wantMisusePanic(t, "SetCancelMode(-1)", func() { g.SetCancelMode(-1) })
 }
 
 // TestGroupIsNoCopy: go vet's copylocks check reports copies of a Group

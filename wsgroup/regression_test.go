@@ -101,13 +101,20 @@ func TestPanicChild(t *testing.T) {
 			return inner.Wait()
 		})
 		g.Wait()
+	case "wait":
+		// PanicInWait, and nobody recovers Wait's panic: the crash must
+		// still show where the task panicked.
+		var g wsgroup.Group
+		g.SetPanicMode(wsgroup.PanicInWait)
+		g.Go(panicInTask)
+		g.Wait()
 	}
 	os.Stdout.WriteString("NO CRASH\n")
 	os.Exit(0)
 }
 
 func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
-	for _, mode := range []string{"top", "nested"} {
+	for _, mode := range []string{"top", "nested", "wait"} {
 		t.Run(mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestPanicChild$", "-test.count=1")
 			cmd.Env = append(os.Environ(), panicChildEnv+"="+mode)
@@ -119,7 +126,13 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 				t.Fatalf("child exited with %v, want exit status 2 (a crash); output:\n%s", err, out.String())
 			}
 			s := out.String()
-			for _, want := range []string{"panic: " + errPanicValue.Error(), "wsgroup_test.panicInTask"} {
+			wants := []string{"panic: " + errPanicValue.Error(), "wsgroup_test.panicInTask"}
+			if mode == "wait" {
+				// Raised again by Wait, on the test's goroutine, with the
+				// task's stack in the message.
+				wants = []string{"panic: wsgroup: task panicked: " + errPanicValue.Error(), "wsgroup_test.panicInTask", "wsgroup_test.TestPanicChild"}
+			}
+			for _, want := range wants {
 				if !strings.Contains(s, want) {
 					t.Errorf("crash output lacks %q; output:\n%s", want, s)
 				}

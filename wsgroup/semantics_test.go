@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -389,6 +391,8 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 				}
 			})
 		})
+		// No goroutine of the groups remains, whatever the pools grew to.
+		goleak.VerifyNone(t)
 	})
 }
 

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -37,11 +38,15 @@ type Group struct {
 // blockAll is the limit value for SetLimit(0): no task may be added.
 const blockAll = -1
 
-// groupSlow is the part of a Group that errors, blocking and limits use.
+// groupSlow is the part of a Group that errors, panics, cancellation,
+// blocking and limits use.
 type groupSlow struct {
 	errSet atomic.Bool
-	err    error       // written once, by the task whose CAS on errSet won
-	cancel func(error) // set by WithContext before first use
+	err    error           // written once, by the task whose CAS on errSet won
+	ctx    context.Context // set by WithContext before first use
+	cancel func(error)     // set by WithContext before first use
+	modes                  // SetSkipQueued, SetRecoverPanics; see failure.go
+	pan    panicRecord     // the first recovered panic; see failure.go
 
 	// running counts tasks of a limited group that are executing; a task
 	// that would exceed the limit (a helper in a nested Wait picked it up
@@ -80,8 +85,13 @@ type waiter struct {
 
 var chans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
-// SetCancel sets the function called with the first error, and by Wait.
-func (g *Group) SetCancel(cancel func(error)) { g.sl().cancel = cancel }
+// SetContext sets the group's context and the function that cancels it,
+// called with the first error and by Wait. WithContext calls it before the
+// group's first use.
+func (g *Group) SetContext(ctx context.Context, cancel context.CancelCauseFunc) {
+	sl := g.sl()
+	sl.ctx, sl.cancel = ctx, cancel
+}
 
 // count returns the number of active tasks.
 func (g *Group) count() int64 { return int64(g.state.Load() / oneTask) }
@@ -128,6 +138,9 @@ func (g *Group) bind(w *worker) *Pool {
 
 // Go implements wsgroup.Group.Go (block true) and TryGo (block false).
 func (g *Group) Go(f func() error, block bool) bool {
+	if sl := g.slow.Load(); sl != nil && sl.skipQueued && sl.canceled() {
+		return false // SetSkipQueued: a canceled group takes no new task
+	}
 	cw := current()
 	p := g.bind(cw)
 	w := cw
@@ -395,21 +408,7 @@ func (g *Group) Wait() error {
 	if sl == nil {
 		return nil
 	}
-	if sl.cancel != nil {
-		sl.cancel(sl.err)
-	}
-	return sl.err
-}
-
-// fail records err if it is the group's first error, and cancels.
-func (g *Group) fail(err error) {
-	sl := g.sl()
-	if sl.errSet.CompareAndSwap(false, true) {
-		sl.err = err
-		if sl.cancel != nil {
-			sl.cancel(err)
-		}
-	}
+	return sl.result()
 }
 
 // startRunning admits a task of a limited group to execute on w, or parks

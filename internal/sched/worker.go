@@ -242,6 +242,10 @@ func (w *worker) execute(t *task) {
 		w.flush()
 		w.cur = g
 	}
+	if g.skips() {
+		g.drop(w)
+		return
+	}
 	// Whether the task took a running slot is remembered with the task,
 	// not read again from g.limit when it ends: SetLimit(-1) may change
 	// the limit meanwhile, as errgroup allows.
@@ -263,10 +267,11 @@ func (w *worker) execute(t *task) {
 // errgroup's deferred done does, and marks the goroutine as exiting so that
 // run starts a fresh goroutine in the slot.
 //
-// A panic is not ours to handle, but it must be told apart from Goexit,
-// and only recover can do that. The inner deferred function recovers and
-// raises the panic again at once, still above f's frames, so the crash
-// shows the task's own stack. If other tasks are suspended below this one
+// A panic must be told apart from Goexit, and only recover can do that.
+// The inner deferred function recovers it, still above f's frames, and
+// passes it to taskPanicked: a group that recovers panics records it (the
+// task then ends as finished); otherwise the panic is raised again at once,
+// so the crash shows the task's own stack. If other tasks are suspended below this one
 // on the goroutine (in a Wait or Go that runs queued tasks), re-raising
 // would let them recover a panic that errgroup would never let them see (a
 // task's panic crashes the program there, from the task's own goroutine);
@@ -275,7 +280,8 @@ func (w *worker) execute(t *task) {
 // Under GODEBUG=panicnil=1, recover returns nil for panic(nil) but still
 // stops the panic; execution then continues after the inner function,
 // which Goexit never does, and the last check catches it. (Counting the
-// task there as Goexit would count it twice.) This is the shape of
+// task there as Goexit would count it twice.) Execution continues there,
+// too, after a panic that the group recovered. This is the shape of
 // x/sync/singleflight's doCall.
 func (w *worker) call(f func() error, g *Group, admitted bool) {
 	normalReturn, recovered := false, false
@@ -288,13 +294,15 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 		w.goexit = true
 	}()
 	w.depth++
+	handled := false // the inner deferred function passed a panic on
 	func() {
 		defer func() {
 			if normalReturn {
 				return
 			}
 			if r := recover(); r != nil {
-				w.repanic(r)
+				handled = true
+				w.taskPanicked(g, r)
 			}
 		}()
 		if err := f(); err != nil {
@@ -304,7 +312,9 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 	}()
 	if !normalReturn {
 		recovered = true
-		w.repanic(nil) // panic(nil) under GODEBUG=panicnil=1
+		if !handled {
+			w.taskPanicked(g, nil) // panic(nil) under GODEBUG=panicnil=1
+		}
 	}
 }
 

@@ -1,0 +1,147 @@
+package sched
+
+import (
+	"context"
+	"runtime/debug"
+	"sync/atomic"
+)
+
+// modes are the group's opt-in failure behaviours. They are written only
+// while no task of the group is active (as the limit is), so a worker reads
+// them without synchronization of its own: the Go that made a task active
+// comes after the write, and the write comes after the subtraction that
+// finished the last task of the previous batch.
+type modes struct {
+	// skipQueued: once the group is canceled (first error, recovered
+	// panic, or its context), tasks that have not started are dropped
+	// and Go queues nothing.
+	skipQueued bool
+
+	// wrapPanic, when set, makes a task's panic recovered: the first one
+	// becomes the error it returns, which cancels the group's context and
+	// is raised again by Wait. later counts the panics after the first.
+	// When nil, a task's panic crashes the program (worker.call).
+	wrapPanic func(v any, stack []byte, later *atomic.Int64) error
+}
+
+// panicRecord is the first recovered panic of a group.
+type panicRecord struct {
+	// set is won by the first panicking task. Its winner writes err
+	// before its task finishes, so a Wait that saw the group's count reach
+	// zero reads err after it is written. A load of set that sees true
+	// (canceled) does not read err.
+	set   atomic.Bool
+	err   error
+	later atomic.Int64 // recovered panics that lost the race for set
+}
+
+// SetSkipQueued turns the skip-queued cancellation mode on or off. It
+// refuses (and returns the number of active tasks it saw) while any task of
+// the group is active.
+func (g *Group) SetSkipQueued(on bool) (active int64) {
+	if active = g.count(); active != 0 {
+		return active
+	}
+	g.sl().skipQueued = on
+	return 0
+}
+
+// SetRecoverPanics makes the group recover its tasks' panics (wrap != nil)
+// or let them crash the program (wrap == nil). wrap builds the value that
+// cancels the context and that Wait panics with. Like SetSkipQueued, it
+// refuses while tasks are active.
+func (g *Group) SetRecoverPanics(wrap func(v any, stack []byte, later *atomic.Int64) error) (active int64) {
+	if active = g.count(); active != 0 {
+		return active
+	}
+	g.sl().wrapPanic = wrap
+	return 0
+}
+
+// fail records err if it is the group's first error, and cancels. The
+// write of err comes before the cancel (what the package docs promise) and,
+// since a task calls fail before it finishes, before Wait reads err.
+func (g *Group) fail(err error) {
+	sl := g.sl()
+	if sl.errSet.CompareAndSwap(false, true) {
+		sl.err = err
+		if sl.cancel != nil {
+			sl.cancel(err)
+		}
+	}
+}
+
+// canceled reports whether the group has failed (a task returned an error
+// or had its panic recovered) or its context is done. Each is one atomic
+// load (context's Err is one for a context made by WithCancelCause).
+func (sl *groupSlow) canceled() bool {
+	return sl.errSet.Load() || sl.pan.set.Load() || sl.ctx != nil && sl.ctx.Err() != nil
+}
+
+// skips reports whether a queued task of g must be dropped instead of run:
+// the group is in skip-queued mode and canceled. The check is made when a
+// worker has claimed the task, just before it would run it; a task that
+// passed it runs to the end even if the group is canceled a moment later.
+func (g *Group) skips() bool {
+	sl := g.slow.Load()
+	return sl != nil && sl.skipQueued && sl.canceled()
+}
+
+// drop ends a task of g that w claimed and skips (skips reported true).
+//
+// A dropped task never runs, so it never stops running either, and
+// stopRunning is what resubmits a task that a limited group parked: each
+// stop resubmits one, which runs and stops in turn, and so on down the
+// list. A resubmitted task that is then dropped would end that chain, and
+// the tasks still parked behind it would wait for a stop that never comes,
+// with the group's count above zero for ever. So a drop resubmits the next
+// parked task itself. (No lock-step with startRunning is needed here: a
+// task is parked only while another task of g runs, and that one's stop
+// comes later.)
+func (g *Group) drop(w *worker) {
+	if sl := g.slow.Load(); sl.nParked.Load() > 0 {
+		g.unpark(w)
+	}
+	w.finished(g, false)
+}
+
+// taskPanicked handles a panic with value v in a task of g that w ran: a
+// group that recovers panics records it; otherwise it crashes the program
+// (repanic). It runs in the deferred function that recovered the panic,
+// above the task's frames, so the stack taken here shows where it panicked.
+func (w *worker) taskPanicked(g *Group, v any) {
+	sl := g.slow.Load()
+	if sl == nil || sl.wrapPanic == nil {
+		w.repanic(v)
+		return
+	}
+	if !sl.pan.set.CompareAndSwap(false, true) {
+		sl.pan.later.Add(1)
+		return
+	}
+	sl.pan.err = sl.wrapPanic(v, debug.Stack(), &sl.pan.later)
+	if sl.cancel != nil {
+		sl.cancel(sl.pan.err)
+	}
+}
+
+// result ends a Wait once no task of the group is active: it cancels the
+// group's context, then raises the recovered panic again, if any, on the
+// waiting goroutine, or returns the group's error. In skip-queued mode a
+// group whose context was canceled from outside (its parent) reports the
+// cause when no task failed: tasks may have been skipped, and nil would
+// claim they all ran. That check comes before the cancel here, which would
+// make it always true.
+func (sl *groupSlow) result() error {
+	err := sl.err
+	if err == nil && sl.skipQueued && sl.ctx != nil && sl.ctx.Err() != nil {
+		err = context.Cause(sl.ctx)
+	}
+	if sl.cancel != nil {
+		sl.cancel(sl.err)
+	}
+	if sl.pan.set.Load() {
+		panic(sl.pan.err)
+	}
+	return err
+}

@@ -1,0 +1,307 @@
+package wsgroup_test
+
+// Cancellation as cooperative shutdown (CONTRACT §5): by default queued tasks
+// still run after the group's context is canceled; SkipQueued drops them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/wsgroup"
+)
+
+var errStop = errors.New("wsgroup test: stop")
+
+// onOneWorker runs body as the only task of a SetLimit(1) group: its pool
+// has one worker, so the tasks body queues with Go stay in that worker's
+// deque, unstarted, until body's Wait runs them (or skips them).
+func onOneWorker(t *testing.T, body func()) {
+	t.Helper()
+	var outer wsgroup.Group
+	outer.SetLimit(1)
+	outer.Go(func() error { body(); return nil })
+	if err := outer.Wait(); err != nil {
+		t.Errorf("outer Wait() = %v, want nil", err)
+	}
+}
+
+// TestCancelQueuedTasks: the parent is canceled while 10k tasks are
+// queued. RunQueued runs every one of them, each seeing ctx.Done(); Wait
+// returns nil, as errgroup's does. SkipQueued runs none; Wait returns the
+// parent's cause.
+func TestCancelQueuedTasks(t *testing.T) {
+	const n = 10000
+	for _, mode := range []wsgroup.CancelMode{wsgroup.RunQueued, wsgroup.SkipQueued} {
+		t.Run(modeName(mode), func(t *testing.T) {
+			var ran, sawDone atomic.Int32
+			var err error
+			runWithTimeout(t, func() {
+				parent, cancel := context.WithCancelCause(context.Background())
+				onOneWorker(t, func() {
+					g, ctx := wsgroup.WithContext(parent)
+					g.SetCancelMode(mode)
+					for range n {
+						g.Go(func() error {
+							ran.Add(1)
+							if ctx.Err() != nil {
+								sawDone.Add(1)
+							}
+							return nil
+						})
+					}
+					cancel(errStop)
+					err = g.Wait()
+				})
+			})
+			t.Logf("%s: %d of %d queued tasks ran after the cancellation", modeName(mode), ran.Load(), n)
+			switch mode {
+			case wsgroup.RunQueued:
+				if got := ran.Load(); got != n {
+					t.Errorf("%d of %d tasks ran, want all", got, n)
+				}
+				if got := sawDone.Load(); got != n {
+					t.Errorf("%d of %d tasks saw ctx.Done(), want all", got, n)
+				}
+				if err != nil {
+					t.Errorf("Wait() = %v, want nil", err)
+				}
+			case wsgroup.SkipQueued:
+				if got := ran.Load(); got != 0 {
+					t.Errorf("%d of %d tasks ran, want none", got, n)
+				}
+				if err != errStop {
+					t.Errorf("Wait() = %v, want the parent's cause %v", err, errStop)
+				}
+			}
+			goleak.VerifyNone(t)
+		})
+	}
+}
+
+func modeName(m wsgroup.CancelMode) string {
+	switch m {
+	case wsgroup.RunQueued:
+		return "RunQueued"
+	case wsgroup.SkipQueued:
+		return "SkipQueued"
+	}
+	return fmt.Sprintf("CancelMode(%d)", int(m))
+}
+
+// TestSkipQueuedAfterError: the first error cancels the group; what is
+// queued behind it is skipped, in a group with a context and in a zero
+// Group (which has none). The failing task is queued last, so it runs
+// first (newest first on the worker's own deque).
+func TestSkipQueuedAfterError(t *testing.T) {
+	const n = 100
+	for _, withCtx := range []bool{false, true} {
+		t.Run(fmt.Sprintf("context=%v", withCtx), func(t *testing.T) {
+			var ran atomic.Int32
+			var err error
+			runWithTimeout(t, func() {
+				onOneWorker(t, func() {
+					g := new(wsgroup.Group)
+					if withCtx {
+						g, _ = wsgroup.WithContext(context.Background())
+					}
+					g.SetCancelMode(wsgroup.SkipQueued)
+					for range n {
+						g.Go(func() error { ran.Add(1); return nil })
+					}
+					g.Go(func() error { return errStop })
+					err = g.Wait()
+				})
+			})
+			if err != errStop {
+				t.Errorf("Wait() = %v, want %v", err, errStop)
+			}
+			if got := ran.Load(); got != 0 {
+				t.Errorf("%d tasks queued before the failing one ran, want none", got)
+			}
+			goleak.VerifyNone(t)
+		})
+	}
+}
+
+// TestSkipQueuedGoAfterCancel: once the group is canceled, Go queues
+// nothing and TryGo reports false, from outside and from inside a task.
+// After Wait, the context of a WithContext group is canceled, so a reused
+// group takes no task either.
+func TestSkipQueuedGoAfterCancel(t *testing.T) {
+	runWithTimeout(t, func() {
+		parent, cancel := context.WithCancelCause(context.Background())
+		g, _ := wsgroup.WithContext(parent)
+		g.SetCancelMode(wsgroup.SkipQueued)
+		var ran atomic.Int32
+		count := func() error { ran.Add(1); return nil }
+		inside := make(chan bool, 1)
+		started, canceled := make(chan struct{}), make(chan struct{})
+		g.Go(func() error {
+			close(started)
+			<-canceled
+			g.Go(count)
+			inside <- g.TryGo(count)
+			return nil
+		})
+		<-started // or it would be skipped
+		cancel(errStop)
+		close(canceled)
+		g.Go(count)
+		if g.TryGo(count) {
+			t.Errorf("TryGo after cancellation = true, want false")
+		}
+		if err := g.Wait(); err != errStop {
+			t.Errorf("Wait() = %v, want %v", err, errStop)
+		}
+		if <-inside {
+			t.Errorf("TryGo inside a task after cancellation = true, want false")
+		}
+		if got := ran.Load(); got != 0 {
+			t.Errorf("%d tasks submitted after the cancellation ran, want none", got)
+		}
+
+		// Reuse after Wait: Wait canceled the context.
+		g2, _ := wsgroup.WithContext(context.Background())
+		g2.SetCancelMode(wsgroup.SkipQueued)
+		g2.Go(count)
+		if err := g2.Wait(); err != nil {
+			t.Errorf("first Wait() = %v, want nil", err)
+		}
+		g2.Go(count)
+		if err := g2.Wait(); err != context.Canceled {
+			t.Errorf("Wait() after reuse = %v, want %v", err, context.Canceled)
+		}
+		if got := ran.Load(); got != 1 {
+			t.Errorf("%d tasks ran, want only the one before the first Wait", got)
+		}
+	})
+	goleak.VerifyNone(t)
+}
+
+// TestSkipQueuedWaitReturnsPromptly: tasks that ignore the context and take
+// a millisecond each are queued 10k deep on two workers; without skipping,
+// Wait would return about 5 s after the cancellation. With SkipQueued it
+// returns once the tasks running at that moment end: a few milliseconds.
+// The bound asserted is a generous second (the machine is shared); the
+// measured delay is logged.
+func TestSkipQueuedWaitReturnsPromptly(t *testing.T) {
+	const n, each = 10000, time.Millisecond
+	var delay time.Duration
+	var ran atomic.Int32
+	runWithTimeout(t, func() {
+		parent, cancel := context.WithCancelCause(context.Background())
+		var outer wsgroup.Group
+		outer.SetLimit(2) // a pool of two workers: the queue drains slowly
+		var canceledAt atomic.Int64
+		outer.Go(func() error {
+			g, _ := wsgroup.WithContext(parent)
+			g.SetCancelMode(wsgroup.SkipQueued)
+			for range n {
+				g.Go(func() error {
+					if ran.Add(1) == 20 {
+						canceledAt.Store(time.Now().UnixNano())
+						cancel(errStop)
+					}
+					time.Sleep(each)
+					return nil
+				})
+			}
+			if err := g.Wait(); err != errStop {
+				t.Errorf("Wait() = %v, want %v", err, errStop)
+			}
+			delay = time.Duration(time.Now().UnixNano() - canceledAt.Load())
+			return nil
+		})
+		if err := outer.Wait(); err != nil {
+			t.Errorf("outer Wait() = %v", err)
+		}
+	})
+	t.Logf("Wait returned %v after the cancellation; %d of %d tasks ran", delay, ran.Load(), n)
+	if delay > time.Second {
+		t.Errorf("Wait returned %v after the cancellation, want well under 1s (the queue holds %v of work)", delay, n*each/2)
+	}
+	if got := ran.Load(); got >= n {
+		t.Errorf("all %d tasks ran; want the queued ones skipped", got)
+	}
+	goleak.VerifyNone(t)
+}
+
+// TestCancelWakesAndDrains: in both modes, tasks blocked on ctx.Done() in a
+// pool that grew to run them all are released by the parent's cancellation,
+// and every worker exits by the time Wait returns.
+func TestCancelWakesAndDrains(t *testing.T) {
+	for _, mode := range []wsgroup.CancelMode{wsgroup.RunQueued, wsgroup.SkipQueued} {
+		t.Run(modeName(mode), func(t *testing.T) {
+			withGOMAXPROCS(t, func(t *testing.T) {
+				runWithTimeout(t, func() {
+					parent, cancel := context.WithCancel(context.Background())
+					g, ctx := wsgroup.WithContext(parent)
+					g.SetCancelMode(mode)
+					const n = 64
+					var started atomic.Int32
+					all := make(chan struct{})
+					for range n {
+						g.Go(func() error {
+							if started.Add(1) == n {
+								close(all)
+							}
+							<-ctx.Done()
+							return nil
+						})
+					}
+					<-all // every task is running (the pool grew) and blocked
+					cancel()
+					err := g.Wait()
+					want := error(nil)
+					if mode == wsgroup.SkipQueued {
+						want = context.Canceled
+					}
+					if err != want {
+						t.Errorf("Wait() = %v, want %v", err, want)
+					}
+				})
+				goleak.VerifyNone(t)
+			})
+		})
+	}
+}
+
+// TestSkipQueuedReleasesParkedTasks: a task of a limited group that calls
+// Go on its own group while at the limit runs the group's queued tasks
+// meanwhile, and sets aside those that would exceed the limit, to be
+// resubmitted one by one as tasks end. When the group is canceled in
+// SkipQueued mode, a resubmitted task is dropped instead of run, and the
+// ones behind it must still be resubmitted (and dropped), or Wait never
+// returns. On one worker the order is fixed: the first task runs alone,
+// parks four tasks, queues a fifth, and fails.
+func TestSkipQueuedReleasesParkedTasks(t *testing.T) {
+	var ran atomic.Int32
+	var err error
+	runWithTimeout(t, func() {
+		onOneWorker(t, func() {
+			x, _ := wsgroup.WithContext(context.Background())
+			x.SetLimit(1)
+			x.SetCancelMode(wsgroup.SkipQueued)
+			x.Go(func() error {
+				for range 5 {
+					x.Go(func() error { ran.Add(1); return nil })
+				}
+				return errStop
+			})
+			err = x.Wait()
+		})
+	})
+	if err != errStop {
+		t.Errorf("Wait() = %v, want %v", err, errStop)
+	}
+	if got := ran.Load(); got != 0 {
+		t.Errorf("%d tasks queued behind the failing one ran, want none", got)
+	}
+	goleak.VerifyNone(t)
+}

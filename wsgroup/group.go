@@ -10,7 +10,10 @@ import (
 // same overall task, run on a pool of worker goroutines.
 //
 // A zero Group is valid, has no limit on the number of active tasks, and
-// does not cancel on error. A Group must not be copied after first use.
+// does not cancel on error; it runs every task it was given even after a
+// task failed (RunQueued), and a task's panic crashes the program
+// (PanicCrash), as with errgroup. A Group must not be copied after first
+// use.
 type Group struct {
 	_ noCopy
 	s sched.Group
@@ -27,7 +30,8 @@ func (*noCopy) Unlock() {}
 // The derived Context is canceled the first time a function passed to Go
 // returns a non-nil error or the first time Wait returns, whichever occurs
 // first. Its cause (context.Cause) is that first error, or context.Canceled
-// when Wait returns with no error.
+// when Wait returns with no error. In PanicInWait mode a task's panic
+// cancels it too, with a *PanicError as the cause.
 func WithContext(ctx context.Context) (*Group, context.Context) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	g := new(Group)
@@ -36,7 +40,10 @@ func WithContext(ctx context.Context) (*Group, context.Context) {
 }
 
 // Wait blocks until all function calls from the Go method have returned,
-// then returns the first non-nil error (if any) from them.
+// then returns the first non-nil error (if any) from them. In SkipQueued
+// mode, when no function failed but the group's context was canceled, it
+// returns the context's cause. In PanicInWait mode, if a function panicked,
+// Wait panics with a *PanicError instead of returning.
 //
 // Called inside a task of the same pool, Wait runs queued tasks while it
 // waits instead of blocking the worker. Called elsewhere it blocks; for a
@@ -55,6 +62,8 @@ func (g *Group) Wait() error {
 //
 // The first function in the group that returns a non-nil error will cancel
 // the associated Context, if any. The error will be returned by Wait.
+//
+// In SkipQueued mode, once the group is canceled, Go drops f.
 func (g *Group) Go(f func() error) {
 	check(g, "Go")
 	if f == nil {
@@ -67,7 +76,8 @@ func (g *Group) Go(f func() error) {
 // the number of active tasks in the group is currently below the configured
 // limit.
 //
-// The return value reports whether the task was queued.
+// The return value reports whether the task was queued: false when the
+// limit is reached, and, in SkipQueued mode, once the group is canceled.
 func (g *Group) TryGo(f func() error) bool {
 	check(g, "TryGo")
 	if f == nil {

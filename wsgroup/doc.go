@@ -117,9 +117,11 @@
 // error, a task's panic was recovered, or the parent context was canceled)
 // a worker drops each of the group's tasks that has not started instead of
 // running it, and Go queues nothing (TryGo reports false). Wait then
-// returns the first error, or, if no task failed, context.Cause of the
-// group's context: some tasks may not have run, and nil would say they
-// did. A zero Group, which has no context, is canceled by its first error
+// returns the first error; if no task failed but tasks were dropped (or Go
+// refused), it returns context.Cause of the group's context, since nil
+// would say that every task ran. If nothing was dropped, Wait returns nil
+// as errgroup's does, even if the context was canceled. A zero Group,
+// which has no context, is canceled by its first error or recovered panic
 // only. Since Wait cancels the context it made, a SkipQueued group made by
 // WithContext takes no task after its first Wait.
 //
@@ -158,13 +160,21 @@
 // nested group in PanicCrash mode crashes the program even inside a task
 // of a PanicInWait group; a nested group in PanicInWait mode panics in its
 // Wait, inside the outer task, where the outer group's mode applies.
+// A recovered panic ends only its own task: if that task had started a
+// nested group and not yet waited for it, the nested group's tasks run on
+// with nobody waiting for them, as after any task that returns without
+// waiting, and may outlive the outer Wait (see Nested groups and helping).
 //
 // A task that calls runtime.Goexit (t.FailNow does) ends as completed, as
 // with errgroup, and a fresh goroutine takes over its worker's queue. One
 // difference remains: Goexit ends the whole worker goroutine, so if the
 // task was run by a worker helping in a nested Wait, the tasks suspended
 // below it on that goroutine end too (each counted as completed, their
-// deferred calls run).
+// deferred calls run). Each Wait so unwound still waits for the rest of its
+// group's tasks, blocked, before the unwinding goes on, and raises its
+// group's recovered panic, if any (PanicInWait), into the task that called
+// it, where that task's group's mode applies; the error it would have
+// returned is lost with the task that would have received it.
 //
 // # Memory model
 //

@@ -41,8 +41,8 @@ func WithContext(ctx context.Context) (*Group, context.Context) {
 
 // Wait blocks until all function calls from the Go method have returned,
 // then returns the first non-nil error (if any) from them. In SkipQueued
-// mode, when no function failed but the group's context was canceled, it
-// returns the context's cause. In PanicInWait mode, if a function panicked,
+// mode, when no function failed but functions were dropped because the
+// group was canceled, it returns the cause of the context's cancellation. In PanicInWait mode, if a function panicked,
 // Wait panics with a *PanicError instead of returning.
 //
 // Called inside a task of the same pool, Wait runs queued tasks while it

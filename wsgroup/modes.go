@@ -34,8 +34,8 @@ const (
 
 	// SkipQueued drops the tasks that have not started once the group is
 	// canceled, and a Go (or TryGo) after that queues nothing. Wait then
-	// returns the first error, or, when no task failed, the cause of the
-	// context's cancellation.
+	// returns the first error, or, when no task failed but tasks were
+	// dropped, the cause of the context's cancellation.
 	SkipQueued
 )
 
@@ -93,8 +93,9 @@ func newPanicError(v any, stack []byte, later *atomic.Int64) error {
 }
 
 // Later returns the number of panics in other tasks of the group after
-// this one. They were recovered too; their values are not kept. Once Wait
-// has returned (by panicking), the count is final.
+// this one. They were recovered too; their values are not kept. When Wait
+// panics, the count covers every task of the group so far; if the group is
+// used again, panics of later tasks add to it.
 func (e *PanicError) Later() int {
 	if e.later == nil {
 		return 0

@@ -9,7 +9,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -196,6 +199,9 @@ func TestPanicInWaitGoexit(t *testing.T) {
 // TestPanicInWaitPanicNil: panic(nil) is a panic (a *runtime.PanicNilError
 // since Go 1.21), recovered like any other.
 func TestPanicInWaitPanicNil(t *testing.T) {
+	if strings.Contains(os.Getenv("GODEBUG"), "panicnil=1") {
+		t.Skip("GODEBUG=panicnil=1: panic(nil) is recovered as nil; TestPanicInWaitPanicNilGODEBUG covers it")
+	}
 	runWithTimeout(t, func() {
 		var g wsgroup.Group
 		g.SetPanicMode(wsgroup.PanicInWait)
@@ -226,4 +232,35 @@ func TestPanicInWaitSticks(t *testing.T) {
 		}
 	})
 	goleak.VerifyNone(t)
+}
+
+// TestPanicInWaitPanicNilGODEBUG: under GODEBUG=panicnil=1, recover returns
+// nil for panic(nil); the group still records it (Value nil) rather than
+// taking it for runtime.Goexit. Run in a subprocess, where the setting can
+// be made.
+func TestPanicInWaitPanicNilGODEBUG(t *testing.T) {
+	if os.Getenv(panicChildEnv) == "panicnil" {
+		var g wsgroup.Group
+		g.SetPanicMode(wsgroup.PanicInWait)
+		g.Go(func() error { panic(nil) })
+		v, panicked := recoverPanic(func() { g.Wait() })
+		pe, ok := v.(*wsgroup.PanicError)
+		switch {
+		case !panicked:
+			os.Stdout.WriteString("RESULT: Wait returned\n")
+		case !ok:
+			os.Stdout.WriteString("RESULT: Wait panicked with something else\n")
+		case pe.Value != nil:
+			os.Stdout.WriteString("RESULT: Value not nil\n")
+		default:
+			os.Stdout.WriteString("RESULT: ok\n")
+		}
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPanicInWaitPanicNilGODEBUG$", "-test.count=1")
+	cmd.Env = append(os.Environ(), panicChildEnv+"=panicnil", "GODEBUG=panicnil=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("RESULT: ok\n")) {
+		t.Errorf("child: %v; want RESULT: ok; output:\n%s", err, out)
+	}
 }

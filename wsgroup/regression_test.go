@@ -2,12 +2,17 @@ package wsgroup_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/go-steal/steal/wsgroup"
 )
@@ -144,4 +149,69 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSkipQueuedWaitTwice: a SkipQueued group whose tasks all ran returns
+// nil from every Wait, concurrent or repeated, although the first Wait
+// canceled its context (found in review: the later Waits saw that
+// cancellation and returned context.Canceled).
+func TestSkipQueuedWaitTwice(t *testing.T) {
+	runWithTimeout(t, func() {
+		g, _ := wsgroup.WithContext(context.Background())
+		g.SetCancelMode(wsgroup.SkipQueued)
+		ran := make(chan struct{})
+		g.Go(func() error { close(ran); return nil })
+		<-ran
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- g.Wait() }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Errorf("concurrent Wait() = %v, want nil: no task failed or was skipped", err)
+			}
+		}
+		if err := g.Wait(); err != nil {
+			t.Errorf("third Wait() = %v, want nil", err)
+		}
+	})
+	goleak.VerifyNone(t)
+}
+
+// TestGoexitInHelpedTaskKeepsRecoveredPanic: task A waits on a nested
+// PanicInWait group h whose two tasks run in A's helping Wait, on A's
+// goroutine: the first panics (recovered by h), the second calls Goexit,
+// which unwinds A's Wait too (a documented difference). h's panic must not
+// be lost with it: it is raised in A, and the outer group's Wait raises it
+// in turn (found in review: A ended as completed and nothing panicked).
+func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
+	withGOMAXPROCS(t, func(t *testing.T) {
+		runWithTimeout(t, func() {
+			var outer wsgroup.Group
+			outer.SetPanicMode(wsgroup.PanicInWait)
+			outer.SetLimit(1) // one worker: h's tasks run in A's helping Wait
+			var waitReturned atomic.Bool
+			outer.Go(func() error {
+				var h wsgroup.Group
+				h.SetPanicMode(wsgroup.PanicInWait)
+				h.Go(func() error { runtime.Goexit(); return nil }) // runs second
+				h.Go(panicInTask)                                   // runs first (newest first)
+				h.Wait()
+				waitReturned.Store(true)
+				return nil
+			})
+			pe := waitPanic(t, &outer)
+			if waitReturned.Load() {
+				t.Errorf("h.Wait returned; the Goexit should have ended task A")
+			}
+			if pe == nil {
+				return
+			}
+			inner, ok := pe.Value.(*wsgroup.PanicError)
+			if !ok || inner.Value != errPanicValue {
+				t.Errorf("outer Wait panicked with %v, want h's *PanicError for %v", pe.Value, errPanicValue)
+			}
+		})
+		goleak.VerifyNone(t)
+	})
 }

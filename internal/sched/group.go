@@ -47,6 +47,10 @@ type groupSlow struct {
 	cancel func(error)     // set by WithContext before first use
 	modes                  // SetSkipQueued, SetRecoverPanics; see failure.go
 	pan    panicRecord     // the first recovered panic; see failure.go
+	// skipped: a skip-queued group dropped a task or refused a Go. Set
+	// before the drop is counted (or before Go returns), so a Wait that
+	// sees the group done sees it too; read by groupSlow.result.
+	skipped atomic.Bool
 
 	// running counts tasks of a limited group that are executing; a task
 	// that would exceed the limit (a helper in a nested Wait picked it up
@@ -139,6 +143,7 @@ func (g *Group) bind(w *worker) *Pool {
 // Go implements wsgroup.Group.Go (block true) and TryGo (block false).
 func (g *Group) Go(f func() error, block bool) bool {
 	if sl := g.slow.Load(); sl != nil && sl.skipQueued && sl.canceled() {
+		sl.skipped.Store(true)
 		return false // SetSkipQueued: a canceled group takes no new task
 	}
 	cw := current()
@@ -387,7 +392,7 @@ func (g *Group) Wait() error {
 		if w := current(); w != nil && w.pool == p {
 			w.flush() // this worker's own unsettled completions may be ours
 			if g.count() != 0 {
-				w.help(g)
+				g.helpUntilDone(w)
 			}
 		} else {
 			if w != nil {

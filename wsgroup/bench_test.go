@@ -15,7 +15,6 @@ package wsgroup_test
 // with the helpers of the other test files of the package.
 
 import (
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -58,83 +58,34 @@ const (
 	benchSleepFor   = 10 * time.Millisecond
 )
 
-// benchSink keeps results alive so the compiler cannot drop the work.
-var benchSink atomic.Uint64
-
-// benchSpin is the unit of CPU work: n rounds of xorshift, a dependent chain
-// the compiler cannot fold.
-//
-//go:noinline
-func benchSpin(seed uint64, n int) uint64 {
-	x := seed | 1
-	for range n {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	return x
-}
-
-// benchRounds returns the number of benchSpin rounds for which one whole task
-// body (as in benchBatch and benchSerial) takes about target when the tasks
-// run serially. Short independent tasks overlap in the CPU, so a round costs
-// less there than in one long chain: it measures the body at two round
-// counts, interpolates, and repeats (secant steps) until within 3% of target.
-// Each probe takes the fastest of 5 passes, the least disturbed by other load.
-func benchRounds(target time.Duration) int {
-	n := max(1, min(benchBatchTasks, int(20*time.Millisecond/target)))
-	out := make([]uint64, n)
-	done := make([]atomic.Uint32, n)
-	perTask := func(rounds int) float64 {
-		best := time.Duration(1<<63 - 1)
-		for range 5 {
-			start := time.Now()
-			for i := range n {
-				out[i] = benchSpin(uint64(i), rounds)
-				done[i].Add(1)
-			}
-			best = min(best, time.Since(start))
-		}
-		return float64(best.Nanoseconds()) / float64(n)
-	}
-	want := float64(target.Nanoseconds())
-	// A first guess from one long chain of 1000 rounds.
-	r1 := max(1, int(want/(perTask(1000)/1000)))
-	r2 := 2 * r1
-	t1, t2 := perTask(r1), perTask(r2)
-	for range 4 {
-		slope := (t2 - t1) / float64(r2-r1)
-		if slope <= 0 {
-			break
-		}
-		r := max(1, int(math.Round(float64(r2)+(want-t2)/slope)))
-		if r == r2 {
-			break
-		}
-		r1, t1 = r2, t2
-		r2, t2 = r, perTask(r)
-		if math.Abs(t2-want) <= 0.03*want {
-			break
-		}
-	}
-	for _, v := range out {
-		benchSink.Add(v)
-	}
-	return r2
-}
-
 // Calibrated once per process, on first use, so plain `go test` pays nothing.
 var (
 	benchTinyRounds  = sync.OnceValue(func() int { return benchRounds(12 * time.Nanosecond) })
 	benchMicroRounds = sync.OnceValue(func() int { return benchRounds(1100 * time.Nanosecond) })
 )
 
+// benchRounds calibrates the task body of benchBatch and benchSerial.
+func benchRounds(target time.Duration) int {
+	out := make([]uint64, benchBatchTasks)
+	done := make([]atomic.Uint32, benchBatchTasks)
+	r := workload.Rounds(target, benchBatchTasks, func(i, rounds int) {
+		out[i] = workload.Spin(uint64(i), rounds)
+		done[i].Add(1)
+	})
+	for _, v := range out {
+		workload.Sink.Add(v)
+	}
+	return r
+}
+
+var ()
+
 // benchReport adds the ns/task metric; call it after the timed loop.
 func benchReport(b *testing.B, tasksPerOp int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasksPerOp), "ns/task")
 }
 
-// benchBatch runs n tasks of benchSpin(i, rounds) per iteration, submitted
+// benchBatch runs n tasks of workload.Spin(i, rounds) per iteration, submitted
 // from the benchmark goroutine (outside any pool). limit > 0 calls SetLimit.
 // Each task increments its own slot, so after the loop every slot must equal
 // the number of iterations: a lost or repeated task fails the benchmark.
@@ -149,7 +100,7 @@ func benchBatch(b *testing.B, newGroup func() benchGroup, n, rounds, limit int) 
 		}
 		for i := range n {
 			g.Go(func() error {
-				out[i] = benchSpin(uint64(i), rounds)
+				out[i] = workload.Spin(uint64(i), rounds)
 				done[i].Add(1)
 				return nil
 			})
@@ -169,7 +120,7 @@ func benchSerial(b *testing.B, n, rounds int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for i := range n {
-			out[i] = benchSpin(uint64(i), rounds)
+			out[i] = workload.Spin(uint64(i), rounds)
 			done[i].Add(1)
 		}
 	}
@@ -186,7 +137,7 @@ func benchCheckSlots(b *testing.B, done []atomic.Uint32, out []uint64) {
 		}
 		s += out[i]
 	}
-	benchSink.Add(s)
+	workload.Sink.Add(s)
 }
 
 // BenchmarkTiny: 100k tiny tasks (~12 ns each) from outside, no limit.
@@ -218,35 +169,10 @@ func BenchmarkMicro1us(b *testing.B) {
 	b.Run("impl=serial", func(b *testing.B) { benchSerial(b, benchBatchTasks, rounds) })
 }
 
-// benchFib computes fib(n) with a new group per call for n >= 2; it returns
-// the value and the number of tasks (Go calls) in its subtree.
-func benchFib(newGroup func() benchGroup, n int) (val, tasks int) {
-	if n < 2 {
-		return n, 0
-	}
-	g := newGroup()
-	var a, b, ta, tb int
-	g.Go(func() error { a, ta = benchFib(newGroup, n-1); return nil })
-	g.Go(func() error { b, tb = benchFib(newGroup, n-2); return nil })
-	if err := g.Wait(); err != nil {
-		panic(err) // the tasks return nil
-	}
-	return a + b, ta + tb + 2
-}
-
-func benchFibSerial(n int) (val, tasks int) {
-	if n < 2 {
-		return n, 0
-	}
-	a, ta := benchFibSerial(n - 1)
-	b, tb := benchFibSerial(n - 2)
-	return a + b, ta + tb + 2
-}
-
 // BenchmarkFib25: fib(25) with a nested group per call (242784 tasks); ns/op
 // is the total time of one fib(25).
 func BenchmarkFib25(b *testing.B) {
-	_, wantTasks := benchFibSerial(benchFibN)
+	_, wantTasks := workload.FibExpected(benchFibN)
 	run := func(b *testing.B, fib func() (int, int)) {
 		b.ReportAllocs()
 		var val, tasks int
@@ -260,7 +186,7 @@ func BenchmarkFib25(b *testing.B) {
 	}
 	for _, im := range benchImpls {
 		b.Run(im.name, func(b *testing.B) {
-			run(b, func() (int, int) { return benchFib(im.newGroup, benchFibN) })
+			run(b, func() (int, int) { return benchFib(func() workload.Group { return im.newGroup() }) })
 		})
 	}
 	// The floor for this benchmark's shape: the same closures and a group
@@ -269,11 +195,20 @@ func BenchmarkFib25(b *testing.B) {
 	// shows how much of their time is the caller's own allocation and GC,
 	// which no scheduler can remove.
 	b.Run("impl=inline", func(b *testing.B) {
-		run(b, func() (int, int) { return benchFib(func() benchGroup { return new(inlineGroup) }, benchFibN) })
+		run(b, func() (int, int) { return benchFib(func() workload.Group { return new(inlineGroup) }) })
 	})
 	b.Run("impl=serial", func(b *testing.B) {
-		run(b, func() (int, int) { return benchFibSerial(benchFibN) })
+		run(b, func() (int, int) { return workload.FibSerial(benchFibN) })
 	})
+}
+
+// benchFib runs workload.Fib(benchFibN); its tasks return no error.
+func benchFib(newGroup func() workload.Group) (val, tasks int) {
+	val, tasks, err := workload.Fib(newGroup, benchFibN)
+	if err != nil {
+		panic(err)
+	}
+	return val, tasks
 }
 
 // inlineGroup runs each task at once, on the caller's goroutine: the

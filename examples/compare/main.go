@@ -26,7 +26,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -37,6 +36,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	work "github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -64,46 +64,8 @@ var impls = [2]impl{
 	{"wsgroup", func() group { return new(wsgroup.Group) }},
 }
 
-// sink keeps results alive so the compiler cannot drop the work.
-var sink atomic.Uint64
-
-// spin is the unit of CPU work: n rounds of xorshift, a dependent chain the
-// compiler cannot fold. It is not inlined so its cost is the same everywhere.
-//
-//go:noinline
-func spin(seed uint64, n int) uint64 {
-	x := seed | 1
-	for range n {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	return x
-}
-
-// calibrate returns the number of spin rounds that take about target when
-// spin runs alone (a first guess; tune refines it for the whole task body).
-func calibrate(target time.Duration) int {
-	const probeRounds = 1000
-	const calls = 2000
-	best := time.Duration(1<<63 - 1)
-	var acc uint64
-	for try := 0; try < 7; try++ {
-		start := time.Now()
-		for i := range calls {
-			acc += spin(uint64(i), probeRounds)
-		}
-		if d := time.Since(start); d < best {
-			best = d
-		}
-	}
-	sink.Add(acc)
-	perRound := float64(best.Nanoseconds()) / float64(calls*probeRounds)
-	return max(1, int(math.Round(float64(target.Nanoseconds())/perRound)))
-}
-
 // batch is one "n independent tasks submitted from outside" workload. Each
-// task does spin(i, rounds), stores the result in out[i] and increments
+// task does work.Spin(i, rounds), stores the result in out[i] and increments
 // done[i] atomically, so after Wait every done[i] must be exactly 1.
 type batch struct {
 	rounds int
@@ -121,53 +83,20 @@ func (b *batch) reset() {
 	clear(b.done)
 }
 
-// tune sets b.rounds so that one whole task body (spin plus the bookkeeping)
-// takes about target when the tasks run serially, one after another, as they
-// do in the timed serial loop. Independent short tasks overlap in the CPU, so
-// a round costs less there than in calibrate's long chain: tune measures the
-// cost at two round counts, interpolates, and repeats (secant steps) until
-// the cost is within 3% of target. Each probe takes the fastest of 5 passes,
-// which is the least disturbed by other processes.
+// tune sets b.rounds so that one whole task body (Spin plus the
+// bookkeeping) takes about target when the tasks run serially, one after
+// another, as they do in the timed serial loop (see work.Rounds).
 func (b *batch) tune(target time.Duration) int {
-	// Probe with the real batch (cache effects included), ~20 ms a pass.
-	n := max(1, min(len(b.out), int(20*time.Millisecond/target)))
-	perTask := func(rounds int) float64 {
-		b.rounds = rounds
-		best := time.Duration(1<<63 - 1)
-		for range 5 {
-			start := time.Now()
-			for i := range n {
-				b.task(i)
-			}
-			best = min(best, time.Since(start))
-		}
-		return float64(best.Nanoseconds()) / float64(n)
-	}
-	want := float64(target.Nanoseconds())
-	r1, r2 := b.rounds, 2*b.rounds
-	t1, t2 := perTask(r1), perTask(r2)
-	for range 4 {
-		slope := (t2 - t1) / float64(r2-r1)
-		if slope <= 0 {
-			break
-		}
-		r := max(1, int(math.Round(float64(r2)+(want-t2)/slope)))
-		if r == r2 {
-			break
-		}
-		r1, t1 = r2, t2
-		r2, t2 = r, perTask(r)
-		if math.Abs(t2-want) <= 0.03*want {
-			break
-		}
-	}
-	b.rounds = r2
+	b.rounds = work.Rounds(target, len(b.out), func(i, rounds int) {
+		b.out[i] = work.Spin(uint64(i), rounds)
+		b.done[i].Add(1)
+	})
 	b.reset()
 	return b.rounds
 }
 
 func (b *batch) task(i int) {
-	b.out[i] = spin(uint64(i), b.rounds)
+	b.out[i] = work.Spin(uint64(i), b.rounds)
 	b.done[i].Add(1)
 }
 
@@ -204,50 +133,12 @@ func (b *batch) verify() error {
 	for _, v := range b.out {
 		s += v
 	}
-	sink.Add(s)
+	work.Sink.Add(s)
 	if bad > 0 {
 		return fmt.Errorf("%d of %d tasks did not run exactly once (first: task %d ran %d times)",
 			bad, len(b.done), first, b.done[first].Load())
 	}
 	return nil
-}
-
-// fibGroup computes fib(n) with a new group per call for n >= 2 and returns
-// the value and the number of tasks (Go calls) made in its subtree. The task
-// count travels through the results, so a task that never ran shows up as a
-// wrong count without a shared counter that would add contention.
-func fibGroup(newGroup func() group, n int) (val, tasks int, err error) {
-	if n < 2 {
-		return n, 0, nil
-	}
-	g := newGroup()
-	var a, b, ta, tb int
-	g.Go(func() (err error) { a, ta, err = fibGroup(newGroup, n-1); return })
-	g.Go(func() (err error) { b, tb, err = fibGroup(newGroup, n-2); return })
-	if err := g.Wait(); err != nil {
-		return 0, 0, err
-	}
-	return a + b, ta + tb + 2, nil
-}
-
-// fibSerial is the plain recursion with the same task count.
-func fibSerial(n int) (val, tasks int) {
-	if n < 2 {
-		return n, 0
-	}
-	a, ta := fibSerial(n - 1)
-	b, tb := fibSerial(n - 2)
-	return a + b, ta + tb + 2
-}
-
-// fibExpected returns fib(n) and the number of tasks fibGroup makes for n.
-func fibExpected(n int) (val, tasks int) {
-	// calls(n) = 2*fib(n+1) - 1; every call but the root is one task.
-	f0, f1 := 0, 1
-	for range n {
-		f0, f1 = f1, f0+f1
-	}
-	return f0, 2*f1 - 2
 }
 
 // result is what one workload reports for one implementation (or serial).
@@ -391,8 +282,8 @@ func main() {
 
 	progress("calibrating the task loops (GOMAXPROCS=%d)", procs)
 	const tinyTarget, microTarget = 12 * time.Nanosecond, 1100 * time.Nanosecond
-	tiny := newBatch(nTasks, calibrate(tinyTarget), 0)
-	micro := newBatch(nTasks, calibrate(microTarget), 0)
+	tiny := newBatch(nTasks, 0, 0)
+	micro := newBatch(nTasks, 0, 0)
 	tinyRounds := tiny.tune(tinyTarget)
 	microRounds := micro.tune(microTarget)
 	tinyLim := newBatch(nTasks, tinyRounds, procs)
@@ -416,7 +307,7 @@ func main() {
 		return fmt.Sprint(n)
 	}
 
-	fibWant, fibTasks := fibExpected(fibN)
+	fibWant, fibTasks := work.FibExpected(fibN)
 	var fibGot, fibGotTasks int
 	var sleepCount atomic.Int64
 
@@ -440,15 +331,15 @@ func main() {
 		{
 			name: fmt.Sprintf("fib(%d), nested group per call", fibN), tasks: fibTasks, unit: "ns/task",
 			serial: func() error {
-				fibGot, fibGotTasks = fibSerial(fibN)
+				fibGot, fibGotTasks = work.FibSerial(fibN)
 				return nil
 			},
 			run: func(im impl) (err error) {
-				fibGot, fibGotTasks, err = fibGroup(im.newGroup, fibN)
+				fibGot, fibGotTasks, err = work.Fib(func() work.Group { return im.newGroup() }, fibN)
 				return err
 			},
 			verify: func() error {
-				sink.Add(uint64(fibGot))
+				work.Sink.Add(uint64(fibGot))
 				if fibGot != fibWant || fibGotTasks != fibTasks {
 					return fmt.Errorf("fib(%d) = %d with %d tasks, want %d with %d tasks",
 						fibN, fibGot, fibGotTasks, fibWant, fibTasks)

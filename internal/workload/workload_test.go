@@ -71,7 +71,7 @@ func TestQuicksort(t *testing.T) {
 }
 
 func TestCosts(t *testing.T) {
-	c := Costs(100_000, 1)
+	c := Costs(100_000)
 	lo, hi, cheap := 1000, 0, 0
 	for _, v := range c {
 		lo, hi = min(lo, v), max(hi, v)

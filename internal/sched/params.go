@@ -4,9 +4,10 @@ import "time"
 
 // The run-time parameters that decide how the scheduler trades latency for
 // CPU. They are kept together so that tuning for a different machine size
-// touches one file. (sleep.Rounds and sleep.SpinRounds, the searches before
-// a worker gets sleepy, live with the sleep protocol; watchTick and
-// watchQuiet, the watchdog's period and patience, with the watchdog.)
+// touches one file; BENCHMARKS.md discusses which would change at 16–64
+// cores. (sleep.Rounds and sleep.SpinRounds, the searches before a worker
+// gets sleepy, are the sleep protocol's own constants, exported from
+// package sleep.)
 const (
 	// injectBatch is the most tasks a worker moves from the injector into
 	// its own deque at once. Larger batches amortize the injector's lock;
@@ -26,4 +27,10 @@ const (
 
 	// freeTasks caps each worker's free list of task records.
 	freeTasks = 256
+
+	// watchTick is the watchdog's sampling period while its pool is
+	// saturated; watchQuiet is how many ticks without saturation it waits
+	// before it exits (see watchdog.go).
+	watchTick  = 100 * time.Microsecond
+	watchQuiet = 20
 )

@@ -41,11 +41,8 @@ import (
 // are idle CPUs, or, when no goroutine at all is running (every worker is
 // blocked), one per queued task, so that a fan-out of 64 blocking calls
 // has 64 workers after one tick. Workers above capacity retire as soon as
-// they find nothing to do.
-const (
-	watchTick  = 100 * time.Microsecond
-	watchQuiet = 20 // ticks without saturation before the watchdog exits
-)
+// they find nothing to do. Its period and patience, watchTick and
+// watchQuiet, are in params.go.
 
 // watch starts the watchdog unless it runs. Called by posters that found
 // the pool saturated (all workers busy, no room to start another).

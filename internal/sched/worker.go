@@ -270,12 +270,13 @@ func (w *worker) execute(t *task) {
 // A panic must be told apart from Goexit, and only recover can do that.
 // The inner deferred function recovers it, still above f's frames, and
 // passes it to taskPanicked: a group that recovers panics records it (the
-// task then ends as finished); otherwise the panic is raised again at once,
-// so the crash shows the task's own stack. If other tasks are suspended below this one
-// on the goroutine (in a Wait or Go that runs queued tasks), re-raising
-// would let them recover a panic that errgroup would never let them see (a
-// task's panic crashes the program there, from the task's own goroutine);
-// then the program is ended the way an unrecovered panic ends it.
+// task then ends as finished); otherwise the panic is raised again at
+// once, so the crash shows the task's own stack. If other tasks are
+// suspended below this one on the goroutine (in a Wait or Go that runs
+// queued tasks), re-raising would let them recover a panic that errgroup
+// would never let them see (a task's panic crashes the program there,
+// from the task's own goroutine); then the program is ended the way an
+// unrecovered panic ends it.
 //
 // Under GODEBUG=panicnil=1, recover returns nil for panic(nil) but still
 // stops the panic; execution then continues after the inner function,

@@ -115,6 +115,27 @@ func flat(b *testing.B, n, workers int, limited, static bool, cost func(i int) i
 		report(b, n)
 		s.check(b)
 	})
+	// The submitter's own floor: the same closure per task, allocated on
+	// the heap as every runtime's submission allocates it, and called at
+	// once on the submitting goroutine. No runtime fed by one goroutine
+	// that allocates a closure per task can beat this per task by more
+	// than the number of cores that run the tasks (it only queues, but it
+	// still allocates).
+	b.Run("impl=inline", func(b *testing.B) {
+		s := newSlots(n)
+		f := body(s)
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range n {
+				task := func() { f(i) }
+				escapeSink = task
+				task()
+			}
+		}
+		escapeSink = nil
+		report(b, n)
+		s.check(b)
+	})
 	if static {
 		b.Run("impl=static", func(b *testing.B) {
 			s := newSlots(n)
@@ -137,6 +158,10 @@ func flat(b *testing.B, n, workers int, limited, static bool, cost func(i int) i
 		})
 	}
 }
+
+// escapeSink makes impl=inline's closures escape to the heap, as a
+// runtime's submission call makes them.
+var escapeSink func()
 
 // BenchmarkTiny: 100k tiny tasks (~12 ns of work) submitted from outside;
 // the -limit rows use SetLimit(GOMAXPROCS) or its equivalent.

@@ -201,7 +201,9 @@
 //
 //   - Tasks run on reused worker goroutines, at most GOMAXPROCS (or the
 //     limit) at a time unless workers block; goroutine-specific state, such
-//     as pprof labels set by the caller of Go, is not carried into tasks.
+//     as pprof labels set by the caller of Go, is not carried into tasks (a
+//     task sees the labels of the goroutine that started its worker; use
+//     pprof.Do inside the task).
 //   - Inside a task, Go on a limited group does not block (see Limits).
 //   - runtime.Goexit in a task run by a helping Wait also ends the tasks
 //     suspended below it (see Panics and Goexit).

@@ -330,7 +330,8 @@ func (s *Sleep) NewInjectedJobs(n int, queueWasEmpty bool) Counters {
 	return c
 }
 
-// NewInternalJobs: see NewInjectedJobs.
+// NewInternalJobs announces n jobs pushed onto a worker's deque; see
+// NewInjectedJobs.
 func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {
 	c := s.Post()
 	s.Wake(c, n, queueWasEmpty)

@@ -98,14 +98,22 @@ func WithContext(k Kind, ctx context.Context) (Group, context.Context) {
 	panic(fmt.Sprintf("adapter: WithContext called with unknown kind %q (want %q or %q)", string(k), Errgroup, Wsgroup))
 }
 
-// NewFromEnv is New with the kind from STEAL_GROUP (KindFromEnv).
-func NewFromEnv(def Kind) (Group, error) {
+// envKind is KindFromEnv for the constructors: it also refuses an unknown
+// def, which KindFromEnv returns unchecked, so that they return an error
+// where New would panic.
+func envKind(def Kind) (Kind, error) {
 	k, err := KindFromEnv(def)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	if _, err := ParseKind(string(k)); err != nil {
-		return nil, err // an unknown def
+	return ParseKind(string(k))
+}
+
+// NewFromEnv is New with the kind from STEAL_GROUP (KindFromEnv).
+func NewFromEnv(def Kind) (Group, error) {
+	k, err := envKind(def)
+	if err != nil {
+		return nil, err
 	}
 	return New(k), nil
 }
@@ -113,12 +121,9 @@ func NewFromEnv(def Kind) (Group, error) {
 // WithContextFromEnv is WithContext with the kind from STEAL_GROUP
 // (KindFromEnv).
 func WithContextFromEnv(def Kind, ctx context.Context) (Group, context.Context, error) {
-	k, err := KindFromEnv(def)
+	k, err := envKind(def)
 	if err != nil {
 		return nil, nil, err
-	}
-	if _, err := ParseKind(string(k)); err != nil {
-		return nil, nil, err // an unknown def
 	}
 	g, ctx := WithContext(k, ctx)
 	return g, ctx, nil

@@ -40,12 +40,9 @@ func NewWaitGroup(k Kind) WaitGroup {
 // WaitGroupFromEnv is NewWaitGroup with the kind from STEAL_GROUP
 // (KindFromEnv).
 func WaitGroupFromEnv(def Kind) (WaitGroup, error) {
-	k, err := KindFromEnv(def)
+	k, err := envKind(def)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := ParseKind(string(k)); err != nil {
-		return nil, err // an unknown def
 	}
 	return NewWaitGroup(k), nil
 }

@@ -60,23 +60,9 @@ const (
 
 // Calibrated once per process, on first use, so plain `go test` pays nothing.
 var (
-	benchTinyRounds  = sync.OnceValue(func() int { return benchRounds(12 * time.Nanosecond) })
-	benchMicroRounds = sync.OnceValue(func() int { return benchRounds(1100 * time.Nanosecond) })
+	benchTinyRounds  = sync.OnceValue(func() int { return workload.BatchRounds(12*time.Nanosecond, benchBatchTasks) })
+	benchMicroRounds = sync.OnceValue(func() int { return workload.BatchRounds(1100*time.Nanosecond, benchBatchTasks) })
 )
-
-// benchRounds calibrates the task body of benchBatch and benchSerial.
-func benchRounds(target time.Duration) int {
-	out := make([]uint64, benchBatchTasks)
-	done := make([]atomic.Uint32, benchBatchTasks)
-	r := workload.Rounds(target, benchBatchTasks, func(i, rounds int) {
-		out[i] = workload.Spin(uint64(i), rounds)
-		done[i].Add(1)
-	})
-	for _, v := range out {
-		workload.Sink.Add(v)
-	}
-	return r
-}
 
 var ()
 

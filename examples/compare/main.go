@@ -78,6 +78,7 @@ func newBatch(n, rounds, limit int) *batch {
 	return &batch{rounds: rounds, limit: limit, out: make([]uint64, n), done: make([]atomic.Uint32, n)}
 }
 
+// reset clears the slots before a run.
 func (b *batch) reset() {
 	clear(b.out)
 	clear(b.done)
@@ -85,13 +86,9 @@ func (b *batch) reset() {
 
 // tune sets b.rounds so that one whole task body (Spin plus the
 // bookkeeping) takes about target when the tasks run serially, one after
-// another, as they do in the timed serial loop (see work.Rounds).
+// another, as they do in the timed serial loop (see work.BatchRounds).
 func (b *batch) tune(target time.Duration) int {
-	b.rounds = work.Rounds(target, len(b.out), func(i, rounds int) {
-		b.out[i] = work.Spin(uint64(i), rounds)
-		b.done[i].Add(1)
-	})
-	b.reset()
+	b.rounds = work.BatchRounds(target, len(b.out))
 	return b.rounds
 }
 

@@ -47,14 +47,7 @@ var (
 	unitRounds  = sync.OnceValue(func() int { return rounds(skewedUnitNS * time.Nanosecond) })
 )
 
-func rounds(target time.Duration) int {
-	out := make([]uint64, batchTasks)
-	done := make([]atomic.Uint32, batchTasks)
-	return workload.Rounds(target, batchTasks, func(i, r int) {
-		out[i] = workload.Spin(uint64(i), r)
-		done[i].Add(1)
-	})
-}
+func rounds(target time.Duration) int { return workload.BatchRounds(target, batchTasks) }
 
 // slots is the per-task bookkeeping of a flat batch: task i writes out[i]
 // and increments done[i]; after b.N batches every done[i] must be b.N.

@@ -23,6 +23,22 @@ func Spin(seed uint64, n int) uint64 {
 	return x
 }
 
+// BatchRounds is Rounds for the task body every flat batch in this
+// repository uses: task i stores Spin(i, rounds) in a result slot and
+// increments a per-task counter.
+func BatchRounds(target time.Duration, n int) int {
+	out := make([]uint64, n)
+	done := make([]atomic.Uint32, n)
+	r := Rounds(target, n, func(i, rounds int) {
+		out[i] = Spin(uint64(i), rounds)
+		done[i].Add(1)
+	})
+	for _, v := range out {
+		Sink.Add(v)
+	}
+	return r
+}
+
 // Rounds returns the number of Spin rounds for which body(i, rounds), run
 // for i = 0, 1, ..., n-1 one after another, takes about target per call.
 // body is the whole task (Spin plus the caller's bookkeeping): short

@@ -181,7 +181,7 @@ func BenchmarkFib25(b *testing.B) {
 	// shows how much of their time is the caller's own allocation and GC,
 	// which no scheduler can remove.
 	b.Run("impl=inline", func(b *testing.B) {
-		run(b, func() (int, int) { return benchFib(func() workload.Group { return new(inlineGroup) }) })
+		run(b, func() (int, int) { return benchFib(func() workload.Group { return new(workload.InlineGroup) }) })
 	})
 	b.Run("impl=serial", func(b *testing.B) {
 		run(b, func() (int, int) { return workload.FibSerial(benchFibN) })
@@ -197,55 +197,18 @@ func benchFib(newGroup func() workload.Group) (val, tasks int) {
 	return val, tasks
 }
 
-// inlineGroup runs each task at once, on the caller's goroutine: the
-// scheduling-free floor of BenchmarkFib25. Its size matches wsgroup.Group's
-// (32 bytes), so it allocates the same.
-type inlineGroup struct {
-	err  error
-	_, _ uintptr
-}
-
-func (g *inlineGroup) Go(f func() error) {
-	if err := f(); err != nil && g.err == nil {
-		g.err = err
-	}
-}
-func (g *inlineGroup) SetLimit(int) {}
-func (g *inlineGroup) Wait() error  { return g.err }
-
 // BenchmarkSleep64: 64 tasks that each sleep 10 ms, no limit; ns/op is the
 // wall time of the batch (ideal: 10 ms). peak-goroutines is the most
 // goroutines seen at once above the count before the run, sampled every
-// 100 µs by a goroutine of its own (not counted): errgroup's 64, or the
-// workers wsgroup grew to (and its watchdog).
+// 100 µs by workload.SampleGoroutines (the sampler not counted):
+// errgroup's 64, or the workers wsgroup grew to (and its watchdog).
 func BenchmarkSleep64(b *testing.B) {
 	for _, im := range benchImpls {
 		b.Run(im.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var ran atomic.Int64
-			base := runtime.NumGoroutine()
-			var peak atomic.Int64
-			stop, stopped := make(chan struct{}), make(chan struct{})
-			go func() {
-				defer close(stopped)
-				tick := time.NewTicker(100 * time.Microsecond)
-				defer tick.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-tick.C:
-						if n := int64(runtime.NumGoroutine() - base - 1); n > peak.Load() {
-							peak.Store(n)
-						}
-					}
-				}
-			}()
-			defer func() {
-				close(stop)
-				<-stopped
-				b.ReportMetric(float64(peak.Load()), "peak-goroutines")
-			}()
+			stopSampler := workload.SampleGoroutines()
+			defer func() { b.ReportMetric(float64(stopSampler()), "peak-goroutines") }()
 			for b.Loop() {
 				g := im.newGroup()
 				for range benchSleepers {

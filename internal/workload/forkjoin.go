@@ -11,6 +11,29 @@ type Group interface {
 	Wait() error
 }
 
+// InlineGroup runs each task at once on the caller's goroutine, in Go: the
+// floor of a workload's shape, what its own code (closures, captured
+// results, a group per fork) costs without any scheduling. Its size matches
+// wsgroup.Group's (32 bytes), so it allocates the same. SetLimit does
+// nothing; the zero value is ready to use.
+type InlineGroup struct {
+	err  error
+	_, _ uintptr
+}
+
+// Go calls f and keeps its error if it is the first.
+func (g *InlineGroup) Go(f func() error) {
+	if err := f(); err != nil && g.err == nil {
+		g.err = err
+	}
+}
+
+// SetLimit does nothing: at most one task is ever active.
+func (g *InlineGroup) SetLimit(int) {}
+
+// Wait returns the first error of a task.
+func (g *InlineGroup) Wait() error { return g.err }
+
 // Fib computes fib(n) with a new group per call for n >= 2 (Go(fib(n-1)),
 // Go(fib(n-2)), Wait) and returns the value and the number of tasks (Go
 // calls) made in its subtree. The task count travels through the results,

@@ -10,17 +10,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// inline runs every task at once on the caller's goroutine.
-type inline struct{ err error }
-
-func (g *inline) Go(f func() error) {
-	if err := f(); err != nil && g.err == nil {
-		g.err = err
-	}
-}
-func (g *inline) Wait() error { return g.err }
-
-func newInline() Group { return new(inline) }
+// newInline makes a group that runs every task at once on the caller's
+// goroutine.
+func newInline() Group { return new(InlineGroup) }
 
 func TestFib(t *testing.T) {
 	for n := range 20 {

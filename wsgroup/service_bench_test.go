@@ -1,0 +1,42 @@
+package wsgroup_test
+
+// The service benchmarks: a service that replaces errgroup makes a new
+// group per request, fans out a few subtasks and waits, with many requests
+// in flight. The shapes are workload.ServiceShapes, each run on errgroup,
+// wsgroup and the inline floor as sub-benchmarks named in key=value form:
+//
+//	go test -run=NONE -bench=Service -benchtime=20000x -count=10 ./wsgroup > svc.txt
+//	benchstat -col /impl svc.txt
+//
+// The peer suite (examples/peers) runs the same shapes on conc as well.
+
+import (
+	"testing"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/go-steal/steal/internal/workload"
+	"github.com/go-steal/steal/wsgroup"
+)
+
+// BenchmarkService: one op is one request of the shape: a new group,
+// its Go calls (each subtask ~300 ns of CPU work, after a 1 ms sleep in
+// the io shape, with a nested group of 2 more in the nested shape) and
+// Wait, issued by one of the shape's clients. See workload.BenchService
+// for the metrics (ns/req, cpu-ns/req, B/req, allocs/req,
+// peak-goroutines). impl=inline runs every subtask at once on the
+// client's goroutine: the request's own cost, the floor (in the io shape
+// it sleeps 8 ms per request, one sleep after another, so there only its
+// CPU and allocation figures are a floor).
+func BenchmarkService(b *testing.B) {
+	for _, s := range workload.ServiceShapes {
+		b.Run("shape="+s.Name, func(b *testing.B) {
+			run := func(name string, request func(*workload.ServiceClient)) {
+				b.Run(name, func(b *testing.B) { workload.BenchService(b, s, request) })
+			}
+			run("impl=errgroup", workload.ServiceRequest(s, workload.NewGroup[errgroup.Group]))
+			run("impl=wsgroup", workload.ServiceRequest(s, workload.NewGroup[wsgroup.Group]))
+			run("impl=inline", workload.ServiceRequest(s, workload.NewGroup[workload.InlineGroup]))
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package wsgroup_test
+
+// Starvation between groups: a task that one request queues from outside
+// must start even while other groups' tasks keep every worker busy and
+// will not end by themselves. Nothing here measures time: if the task
+// never starts, the test hangs and the hang guard fails it with a dump of
+// every goroutine.
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-steal/steal/wsgroup"
+)
+
+// A hogKind is what the tasks that keep the workers busy do until they are
+// released.
+type hogKind int
+
+const (
+	// hogSpin: a pure CPU loop that never yields; only the Go runtime's
+	// asynchronous preemption lets other goroutines onto its processor.
+	hogSpin hogKind = iota
+	// hogYield: a CPU loop that calls runtime.Gosched, so other goroutines
+	// run often, but the task still never returns to its worker.
+	hogYield
+	// hogBlock: blocked on a channel, using no CPU.
+	hogBlock
+)
+
+func (k hogKind) String() string {
+	return [...]string{"spin", "yield", "block"}[k]
+}
+
+// A hogShape is how the busy tasks are queued.
+type hogShape int
+
+const (
+	// shapeOutside: one group, every task queued from outside.
+	shapeOutside hogShape = iota
+	// shapeFromTask: one task queues them on a nested group (its worker's
+	// own queue, from which the others steal) and waits for it.
+	shapeFromTask
+	// shapeManyGroups: one group per task, each queued from outside.
+	shapeManyGroups
+)
+
+func (s hogShape) String() string {
+	return [...]string{"outside", "from-task", "many-groups"}[s]
+}
+
+// TestNoStarvationBetweenGroups: 4×GOMAXPROCS tasks (of one group, of a
+// nested group, or of as many groups) occupy every worker and are queued
+// behind them; they end only once a task of another group B runs, which
+// B's request queues from outside and does not Wait for until it has run
+// (as errgroup code may: a task must start without its Wait being called).
+// The busy tasks spin, spin while yielding, or block.
+//
+// It catches a scheduler shared by all groups that serves tasks in strict
+// arrival order on a fixed set of workers, so that B's task waits behind
+// tasks that never end: with spinning tasks it must have a free worker or
+// start one for B (the CPUs are busy, so a blocked-worker detector that
+// looks at CPU use will not); with blocked tasks it must notice that its
+// workers are blocked and add workers until B's task is reached.
+func TestNoStarvationBetweenGroups(t *testing.T) {
+	for _, kind := range []hogKind{hogSpin, hogYield, hogBlock} {
+		for _, shape := range []hogShape{shapeOutside, shapeFromTask, shapeManyGroups} {
+			t.Run(kind.String()+"/"+shape.String(), func(t *testing.T) {
+				withGOMAXPROCS(t, func(t *testing.T) {
+					runWithTimeout(t, func() { starveAndRelease(t, kind, shape) })
+				})
+			})
+		}
+	}
+}
+
+// starveAndRelease is one run of TestNoStarvationBetweenGroups.
+func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
+	p := runtime.GOMAXPROCS(0)
+	hogs := 4 * p
+	var released atomic.Bool
+	release := make(chan struct{})
+	free := sync.OnceFunc(func() {
+		released.Store(true)
+		close(release)
+	})
+	t.Cleanup(free) // if the hang guard abandons this run
+	var started, finished atomic.Int32
+	hog := func() error {
+		started.Add(1)
+		defer finished.Add(1)
+		switch kind {
+		case hogSpin:
+			n := 0
+			for !released.Load() {
+				n++
+			}
+			spinSink.Add(uint64(n))
+		case hogYield:
+			for !released.Load() {
+				runtime.Gosched()
+			}
+		case hogBlock:
+			<-release
+		}
+		return nil
+	}
+
+	var a wsgroup.Group
+	many := make([]wsgroup.Group, hogs)
+	switch shape {
+	case shapeOutside:
+		for range hogs {
+			a.Go(hog)
+		}
+	case shapeFromTask:
+		a.Go(func() error {
+			var h wsgroup.Group
+			for range hogs {
+				h.Go(hog)
+			}
+			return h.Wait()
+		})
+	case shapeManyGroups:
+		for i := range many {
+			many[i].Go(hog)
+		}
+	}
+	// Every worker is busy: GOMAXPROCS of the busy tasks have started
+	// (more may start if the scheduler adds workers).
+	for started.Load() < int32(p) {
+		time.Sleep(50 * time.Microsecond)
+	}
+
+	// Another request. Its task releases the busy ones; the request waits
+	// for the task to have run before it calls Wait, so only the
+	// scheduler can have started it.
+	var b wsgroup.Group
+	bRan := make(chan struct{})
+	b.Go(func() error {
+		free()
+		close(bRan)
+		return nil
+	})
+	<-bRan
+	if err := b.Wait(); err != nil {
+		t.Errorf("b.Wait() = %v, want nil", err)
+	}
+
+	if err := a.Wait(); err != nil {
+		t.Errorf("a.Wait() = %v, want nil", err)
+	}
+	for i := range many {
+		if err := many[i].Wait(); err != nil {
+			t.Errorf("Wait() of busy group %d = %v, want nil", i, err)
+		}
+	}
+	if s, f := started.Load(), finished.Load(); s != int32(hogs) || f != int32(hogs) {
+		t.Errorf("%d busy tasks started and %d finished, want %d", s, f, hogs)
+	}
+}

@@ -6,10 +6,15 @@ package wsgroup_test
 // (TestNoLeakAfterWait covers single groups of each shape.)
 
 import (
+	"context"
 	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/wsgroup"
 )
 
 // TestNoLeakAfterConcurrentRequests: 100 clients at once each run a few
@@ -34,5 +39,125 @@ func TestNoLeakAfterConcurrentRequests(t *testing.T) {
 			runClients(t, clients, seed, func(done int) bool { return done < perClient })
 		})
 		goleak.VerifyNone(t)
+	})
+}
+
+// goroutinesCreated is the runtime metric that counts every goroutine
+// started since the program began (Go 1.26).
+const goroutinesCreated = "/sched/goroutines-created:goroutines"
+
+// readGoroutinesCreated reads goroutinesCreated. It reports an error (and
+// returns 0) if the runtime does not have it; it may be called from a
+// goroutine other than the test's.
+func readGoroutinesCreated(t testing.TB) uint64 {
+	t.Helper()
+	s := []metrics.Sample{{Name: goroutinesCreated}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		t.Errorf("runtime/metrics has no %s (kind %v)", goroutinesCreated, s[0].Value.Kind())
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// TestWarmReuseStartsNoGoroutines runs small requests back to back from
+// one goroutine (each a new top-level group with 4 tiny tasks, then Wait)
+// and counts, with the runtime's own counter of goroutines created, how
+// many goroutines they started: at most GOMAXPROCS+8 for all of them
+// together (a cold start of every worker, plus a little slack), after a
+// warm-up that also started the garbage collector's workers. This is a
+// count, not a timing. Variants: a plain group, a group whose task forks a
+// nested group, a limited group, and a WithContext group.
+//
+// It catches a scheduler that starts (and stops) its workers per
+// top-level group instead of keeping them for the next request, and one
+// that starts a goroutine per task, per Wait or per context.
+//
+// A scheduler in which each top-level group owns its workers and stops
+// them in Wait fails this test by design: every request starts at least
+// one worker.
+func TestWarmReuseStartsNoGoroutines(t *testing.T) {
+	found := false
+	for _, d := range metrics.All() {
+		found = found || d.Name == goroutinesCreated
+	}
+	if !found {
+		t.Fatalf("runtime/metrics does not list %s", goroutinesCreated)
+	}
+	requests := scale(2000, 1000)
+	noop := func() error { return nil }
+	variants := []struct {
+		name    string
+		request func(t *testing.T)
+	}{
+		{"plain", func(t *testing.T) {
+			var g wsgroup.Group
+			for range 4 {
+				g.Go(noop)
+			}
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() = %v, want nil", err)
+			}
+		}},
+		{"nested", func(t *testing.T) {
+			var g wsgroup.Group
+			var ran atomic.Int32
+			g.Go(func() error {
+				var h wsgroup.Group
+				for range 3 {
+					h.Go(func() error { ran.Add(1); return nil })
+				}
+				return h.Wait()
+			})
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() = %v, want nil", err)
+			}
+			if n := ran.Load(); n != 3 {
+				t.Errorf("%d nested tasks ran, want 3", n)
+			}
+		}},
+		{"limit", func(t *testing.T) {
+			var g wsgroup.Group
+			g.SetLimit(2)
+			for range 4 {
+				g.Go(noop)
+			}
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() = %v, want nil", err)
+			}
+		}},
+		{"context", func(t *testing.T) {
+			g, ctx := wsgroup.WithContext(context.Background())
+			for range 4 {
+				g.Go(func() error { return ctx.Err() })
+			}
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() = %v, want nil", err)
+			}
+		}},
+	}
+	withGOMAXPROCS(t, func(t *testing.T) {
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				var created uint64
+				runWithTimeout(t, func() {
+					for range 200 {
+						v.request(t)
+					}
+					runtime.GC() // the collector starts its per-P workers once
+					before := readGoroutinesCreated(t)
+					for range requests {
+						v.request(t)
+					}
+					created = readGoroutinesCreated(t) - before
+				})
+				bound := uint64(runtime.GOMAXPROCS(0) + 8)
+				if created > bound {
+					t.Errorf("%d requests, one after another, started %d goroutines, want at most %d: the workers must be reused from one request to the next", requests, created, bound)
+				} else {
+					t.Logf("%d requests started %d goroutines", requests, created)
+				}
+			})
+		}
 	})
 }

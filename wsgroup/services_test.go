@@ -774,3 +774,44 @@ func ioRequest(t *testing.T, i int) {
 		}
 	}
 }
+
+// TestManyGroupsBlockedAtOnce: many groups start at once, each on its own
+// goroutine, and in each the first task waits for the second, queued after
+// it: every group needs a worker for its second task while the first
+// blocks one, all at the same time. With errgroup each task has its own
+// goroutine and all of them complete.
+//
+// It catches blocked-worker compensation that does not scale with the
+// number of groups: per-group detectors that each see the others' work
+// (their own polling included) as busy CPUs and so never add a worker,
+// or a single detector that adds one worker for the whole process when
+// every group needs one.
+func TestManyGroupsBlockedAtOnce(t *testing.T) {
+	groups := scale(500, 64)
+	withGOMAXPROCS(t, func(t *testing.T) {
+		runWithTimeout(t, func() {
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range groups {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					var g wsgroup.Group
+					var ran atomic.Int32
+					second := make(chan struct{})
+					g.Go(func() error { ran.Add(1); <-second; return nil })
+					g.Go(func() error { ran.Add(1); close(second); return nil })
+					if err := g.Wait(); err != nil {
+						t.Errorf("group %d: Wait() = %v, want nil", i, err)
+					}
+					if n := ran.Load(); n != 2 {
+						t.Errorf("group %d: %d of 2 tasks ran", i, n)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+		})
+	})
+}

@@ -162,3 +162,78 @@ func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
 		t.Errorf("%d busy tasks started and %d finished, want %d", s, f, hogs)
 	}
 }
+
+// occupyCPUs keeps every CPU busy until the returned function is called,
+// with GOMAXPROCS CPU loops that yield but never end by themselves: tasks
+// of a group of their own (inGroup, so they also occupy workers of the
+// scheduler), or plain goroutines. It returns once they have all started.
+// The returned function stops them and waits for them; so does the test's
+// cleanup, so that a run abandoned by the hang guard does not leave them
+// spinning under the tests that follow.
+func occupyCPUs(t *testing.T, inGroup bool) (stop func()) {
+	p := runtime.GOMAXPROCS(0)
+	var quit atomic.Bool
+	var started atomic.Int32
+	loop := func() error {
+		started.Add(1)
+		for !quit.Load() {
+			runtime.Gosched()
+		}
+		return nil
+	}
+	g := new(wsgroup.Group)
+	var wg sync.WaitGroup
+	for range p {
+		if inGroup {
+			g.Go(loop)
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); loop() }()
+	}
+	t.Cleanup(func() { quit.Store(true) })
+	for started.Load() < int32(p) {
+		time.Sleep(50 * time.Microsecond)
+	}
+	return func() {
+		quit.Store(true)
+		wg.Wait()
+		if err := g.Wait(); err != nil {
+			t.Errorf("Wait() of the busy group = %v, want nil", err)
+		}
+	}
+}
+
+// TestBlockedTasksWhileCPUsBusy runs each of waitingShapes (a group whose
+// tasks wait for each other, waited for from outside) while GOMAXPROCS
+// CPU loops that never end by themselves keep every CPU busy: tasks of
+// another group, or plain goroutines of the program. With errgroup every
+// task has its own goroutine and the Go scheduler shares the CPUs among
+// all of them, so the group completes.
+//
+// It catches a scheduler that adds workers for blocked tasks only when it
+// sees idle CPUs: here the CPUs are never idle, the group's workers are
+// all blocked, and the task that would release them is never started.
+// (The CPU loops are stopped by the test's cleanup, so a run that the hang
+// guard abandons then completes. As after any hang, the subtests after it
+// are skipped, and so are the leak checks of the tests that follow.)
+func TestBlockedTasksWhileCPUsBusy(t *testing.T) {
+	for _, load := range []struct {
+		name    string
+		inGroup bool
+	}{{"other-group", true}, {"goroutines", false}} {
+		for _, sh := range waitingShapes {
+			t.Run(load.name+"/"+sh.name, func(t *testing.T) {
+				withGOMAXPROCS(t, func(t *testing.T) {
+					if abandoned.Load() {
+						t.Skip("an earlier test hung: its goroutines may still be running")
+					}
+					runWithTimeout(t, func() {
+						defer occupyCPUs(t, load.inGroup)()
+						sh.run(t)
+					})
+				})
+			})
+		}
+	}
+}

@@ -629,7 +629,7 @@ func (q *request) blocking(r *rand.Rand) {
 // own goroutine (the client would be ended; reported by runClients).
 func TestConcurrentRequests(t *testing.T) {
 	clients := scale(200, 32)
-	perClient := scale(25, 10)
+	perClient := scale(25, 20)
 	withGOMAXPROCS(t, func(t *testing.T) {
 		seed := uint64(runtime.GOMAXPROCS(0))
 		runWithTimeout(t, func() {

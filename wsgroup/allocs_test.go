@@ -2,7 +2,7 @@
 
 package wsgroup_test
 
-// Allocation bounds of Go (CONTRACT §8). The race detector allocates on its
+// Allocation bounds of Go. The race detector allocates on its
 // own account, so these run without it. Both measure with a task function
 // made once, outside the measured loop: what remains is wsgroup's.
 
@@ -60,9 +60,9 @@ func TestGoFromWorkerAllocatesNothing(t *testing.T) {
 
 // TestGoFromOutsideAllocation: a Go from outside the pool queues its task
 // by value in a block of the injector; blocks are recycled, so with the
-// pool's own start-up and shutdown (each Wait of a top-level group shuts
-// its pool down) the whole cost amortizes to a small fraction of an object
-// per task, on top of the caller's closure.
+// workers' own start-up (after a linger without tasks) the whole cost
+// amortizes to a small fraction of an object per task, on top of the
+// caller's closure.
 func TestGoFromOutsideAllocation(t *testing.T) {
 	const batch = 10_000
 	var ran atomic.Int64

@@ -1,8 +1,8 @@
 package wsgroup_test
 
-// Blocking tasks in a group with no limit (CONTRACT §4): code written for
-// errgroup, where every task has its own goroutine, must not starve on a
-// pool of GOMAXPROCS workers. (Also TestTasksWaitingForLaterTasks, and the
+// Blocking tasks in a group with no limit: code written for errgroup,
+// where every task has its own goroutine, must not starve on a pool of
+// GOMAXPROCS workers. (Also TestTasksWaitingForLaterTasks, and the
 // scheduler's watchdog tests, which bound the pool's growth.)
 
 import (

@@ -1,12 +1,13 @@
 package wsgroup_test
 
-// Cancellation as cooperative shutdown (CONTRACT §5): by default queued tasks
+// Cancellation as cooperative shutdown: by default queued tasks
 // still run after the group's context is canceled; SkipQueued drops them.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,14 +19,20 @@ import (
 
 var errStop = errors.New("wsgroup test: stop")
 
-// onOneWorker runs body as the only task of a SetLimit(1) group: its pool
-// has one worker, so the tasks body queues with Go stay in that worker's
-// deque, unstarted, until body's Wait runs them (or skips them).
+// onOneWorker runs body as a task while the pool is held to one worker:
+// GOMAXPROCS is 1, and the workers of earlier tests have retired, so the task's Go calls start no other worker, and the
+// tasks body queues with Go stay in that worker's deque, unstarted, until
+// body's Wait runs them (or skips them). The caller waits for body on a
+// channel, not in Wait, which could run body on its own goroutine.
 func onOneWorker(t *testing.T, body func()) {
 	t.Helper()
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	waitWorkersRetired(t)
 	var outer wsgroup.Group
-	outer.SetLimit(1)
-	outer.Go(func() error { body(); return nil })
+	done := make(chan struct{})
+	outer.Go(func() error { defer close(done); body(); return nil })
+	<-done
 	if err := outer.Wait(); err != nil {
 		t.Errorf("outer Wait() = %v, want nil", err)
 	}

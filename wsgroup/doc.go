@@ -11,95 +11,125 @@
 //
 // # How tasks run
 //
-// errgroup starts a goroutine per Go call. wsgroup runs the functions on a
-// small set of reused worker goroutines, a pool: GOMAXPROCS of them, or n
-// after SetLimit(n) with n below GOMAXPROCS (more only when workers block;
-// see Blocking tasks). Workers are started on demand, when a task is queued
-// and no worker is idle to take it.
+// errgroup starts a goroutine per Go call. wsgroup runs the functions of
+// every group in the process on one shared set of reused worker goroutines,
+// the scheduler (its workers are called the pool below): at most
+// GOMAXPROCS of them run tasks at a time (more only
+// when workers block; see Blocking tasks), and the count follows changes of
+// GOMAXPROCS while the process runs. A Group owns no workers: making one,
+// using it and dropping it costs about what an errgroup.Group does, so a
+// service may make one per request.
 //
 //   - A Go called on a worker goroutine (that is, inside a task) pushes the
 //     task onto that worker's own deque: no lock, no goroutine created.
 //     The worker runs its newest task first, which keeps recursive work
 //     cache-hot.
-//   - A Go called anywhere else queues the task on the pool's injector,
-//     from which workers take batches.
+//   - A Go called anywhere else queues the task on the injector, a queue
+//     split into shards by the calling goroutine, so that many goroutines
+//     submitting at once do not queue on one lock. Workers take batches
+//     from it.
 //   - An idle worker takes from its own deque, then the injector, then
 //     steals the oldest task of a randomly chosen other worker (the oldest
-//     task of a recursive computation is the biggest piece of it).
+//     task of a recursive computation is the biggest piece of it). Every
+//     few dozen tasks it looks at the injector first, so that tasks from
+//     outside are served while a worker's deque keeps filling.
 //   - A worker with nothing to do searches a few rounds, then sleeps; a new
 //     task wakes it (see internal/sleep for the protocol and why no
-//     wake-up is lost). Idle workers exit after a few milliseconds.
+//     wake-up is lost).
 //
-// # Nested groups and helping
+// Workers are started on demand, when a task is queued and no worker is
+// idle to take it. An idle worker exits after 5 ms without work, and the
+// watchdog (see Blocking tasks) after 2 ms without saturation, so once the
+// process has no task, no goroutine of wsgroup remains within a few tens
+// of milliseconds: goleak.VerifyNone, which retries for longer than that,
+// passes right after Wait, and so does goleak.VerifyTestMain. A service
+// whose requests come less than a few milliseconds apart keeps the same
+// warm workers and starts no goroutine per request.
 //
-// A Group whose first Go is called inside a task shares the pool of the
-// worker that called it. Its Wait, called inside a task, does not simply
-// block the worker: the worker runs the group's own queued tasks (from its
-// deque, newest first, then stolen from other workers) until the group is
-// done. Recursive fork-join with a Group per level therefore runs on the
-// fixed set of workers, mostly without blocking and without a goroutine
-// per task. When none of the group's tasks is within reach (they were
-// stolen and run elsewhere), the worker blocks until the group is done and
-// the pool starts another worker in its place meanwhile.
+// # Waiting: helping instead of blocking
 //
-// Wait runs no other task while it waits. Running whatever is queued, as
-// work-stealing runtimes often do, would deadlock correct errgroup code: a
-// task queued earlier may wait for something that the waiting task does
-// only after its Wait returns, and once such a task runs on top of the
-// waiting task's stack, the waiting task can never resume.
+// Wait, called inside a task, does not simply block the worker: the worker
+// runs the group's own queued tasks (from its deque, newest first, then
+// stolen from other workers) until the group is done. Recursive fork-join
+// with a Group per level therefore runs on the fixed set of workers, mostly
+// without blocking and without a goroutine per task. When none of the
+// group's tasks is within reach (they were stolen and run elsewhere), the
+// worker blocks until the group is done and the scheduler starts another
+// worker in its place meanwhile.
 //
-// A Group whose first Go is called outside any task owns a new pool. When
-// its Wait returns, the pool's workers have exited: no goroutine of the
-// group remains (goleak.VerifyNone passes right after Wait), unless tasks of
-// nested groups that nobody waited for are still running; those workers
-// leave once idle. Idle workers of a pool whose group is never waited for
-// leave after a few milliseconds.
+// Wait, called on any other goroutine, first runs the group's queued tasks
+// that it can reach, on its own goroutine: the newest tasks that this
+// goroutine submitted and no worker has taken yet, and the oldest task of
+// a worker's deque when it is the group's. Then it blocks, without
+// spinning, until the group is done. (A Go from outside on a group at its
+// limit runs no task while it waits for a slot: it waits for one slot,
+// not for the group, and a queued task may wait for something its caller
+// does after that Go returns.) A request handler that
+// fans out a few tasks and waits thus runs some of them itself instead of
+// sleeping while a worker runs them: it saves their hand-off and its own
+// wake-up, and its CPU is not idle while it waits.
 //
-// A Wait called outside the pool blocks without spinning. A Wait (or a Go
-// that must wait for a slot) called inside a task of another pool blocks
-// that worker, and lets its pool start another worker meanwhile.
+// Either way Wait runs only its own group's tasks. Running whatever is
+// queued, as work-stealing runtimes often do, would deadlock correct
+// errgroup code: a task queued earlier may wait for something that the
+// waiting goroutine does only after its Wait returns, and once such a task
+// runs on top of the waiting goroutine's stack, that goroutine can never
+// resume. The group's own tasks are safe: Wait waits for each of them
+// anyway.
+//
+// A task run by a Wait outside the pool runs on the goroutine of
+// that Wait, which is observable in three ways:
+//
+//   - goroutine-specific state is the caller's: its goroutine id, its pprof
+//     labels, and its OS thread. A task that calls runtime.LockOSThread must
+//     call UnlockOSThread before it returns, or the lock stays with the
+//     caller (on a worker it would stay with the worker, which is as bad);
+//   - runtime.Goexit in the task ends the caller's goroutine, after Wait has
+//     waited for the rest of the group (see Panics and Goexit);
+//   - a panic in the task cannot be recovered by the caller: it ends the
+//     program, as it would under errgroup (see Panics and Goexit).
 //
 // # Blocking tasks
 //
 // errgroup runs every task at once, so errgroup code may contain tasks that
 // wait for each other: a task blocks until a later task closes a channel,
-// or several tasks wait on ctx.Done() for another to fail. A fixed pool
-// would stall on such code once every worker blocks. wsgroup does not:
-// while tasks are queued and no worker is idle, a watchdog goroutine
-// samples the Go scheduler (runtime/metrics /sched/goroutines/running and
-// /runnable) every 100 µs; when CPUs sit idle although every worker is
-// busy, the busy workers must be blocked, and the pool adds workers (as
-// many as there are idle CPUs, or, when nothing at all is running, as many
-// again as it has). CPU-bound work keeps the CPUs busy, so it never grows
-// the pool. Workers above the pool's size exit as soon as they are idle,
-// and the watchdog exits when the pool has been unsaturated for 2 ms.
-// A group with SetLimit(n) never has more than n workers.
+// or several tasks wait on ctx.Done() for another to fail. A fixed set of
+// workers would stall on such code once every worker blocks. wsgroup does
+// not: a worker that blocks in one of wsgroup's own waits (a Wait whose
+// group's tasks run elsewhere) is replaced at once, and while tasks are
+// queued and no worker is idle, a watchdog goroutine samples the Go
+// scheduler (runtime/metrics /sched/goroutines/running and /runnable)
+// every 100 µs; when CPUs sit idle although every worker is busy, the busy
+// workers must be blocked, and it adds workers (as many as there are idle
+// CPUs, or, when nothing at all is running, one per queued task).
+// CPU-bound work keeps the CPUs busy, so it never grows the set. Workers
+// above GOMAXPROCS exit as soon as they are idle, and the watchdog exits
+// when the scheduler has been unsaturated for 2 ms.
+//
+// The watchdog also keeps one request's tasks from starving another's:
+// when tasks submitted from outside have waited about a millisecond with
+// no worker taking any (every worker is busy with long tasks of other
+// groups), it adds a worker for them, one a millisecond, up to 4×GOMAXPROCS
+// such workers, and the Go scheduler shares the CPUs between them and the
+// busy ones. A task queued behind more long-running tasks than that waits
+// for one of them to end.
 //
 // # Limits
 //
-// SetLimit(n) keeps errgroup's meaning: at most n of the group's tasks are
-// active (queued or running); a Go from outside the pool blocks while n are
-// active, and TryGo reports false then. At most n of the group's tasks
-// execute at once.
-//
-// A pool owned by a limited group runs at most n workers, not counting
-// workers blocked in a Wait of ours (a nested Wait whose tasks were stolen,
-// or a Wait on another pool's group): each of those is replaced while it
-// blocks, the way the Go runtime replaces a thread blocked in a system
-// call. Without that, a task of a SetLimit(1) group that waits on a nested
-// group would deadlock its one-worker pool. The replacements leave as soon
-// as the worker they stand in for is back.
+// SetLimit(n) keeps errgroup's meaning and sizes nothing: at most n of the
+// group's tasks are active (queued or running); a Go from outside the pool
+// blocks while n are active, and TryGo reports false then. At most n of the
+// group's tasks execute at once.
 //
 // Inside a task, a Go on a limited group never blocks: the caller may hold
 // a slot itself (a task of the group calling Go on it), and waiting would
-// deadlock, as it does with errgroup. While the group is at its limit and
-// tasks of the group are queued within reach, the calling worker runs those
-// first (backpressure); then it queues the task above the limit. The
-// execution bound still holds: a worker does not start a task of a group
+// deadlock, as it does with errgroup. At the limit it queues the task above
+// the limit. The execution bound still holds: a worker does not start a task of a group
 // that has n tasks executing (a task waiting in a nested Wait counts as
 // executing); it sets the task aside until one of them ends. So recursion
 // under SetLimit, which deadlocks with errgroup, completes. TryGo inside a
-// task reports false, as errgroup's does, when n tasks are active.
+// task reports false, as errgroup's does, when n tasks are active. A task
+// run by a Wait outside the pool counts as inside a task here.
 //
 // # Errors and cancellation
 //
@@ -125,9 +155,9 @@
 // only. Since Wait cancels the context it made, a SkipQueued group made by
 // WithContext takes no task after its first Wait.
 //
-// In both modes the pool drains and exits as usual: tasks blocked on
-// ctx.Done() return, the workers find nothing left to run, and when Wait
-// returns no goroutine of the group remains. In SkipQueued mode a canceled
+// In both modes the group drains as usual: tasks blocked on ctx.Done()
+// return, the workers find nothing of it left to run, and Wait returns
+// once every task has. In SkipQueued mode a canceled
 // group's Wait returns as soon as the tasks that were running end; the
 // check is made when a worker takes a task, so a task that passed it a
 // moment before the cancellation still runs.
@@ -143,6 +173,9 @@
 // the lower task recover a panic that errgroup never shows it; instead the
 // program ends as for an unrecovered panic, with "panic: VALUE [in a task
 // that ran on another task's goroutine]", the stack, and exit status 2.
+// Likewise for a task run by a Wait outside the pool, on its caller's
+// goroutine, whose frames must not recover it either: "panic: VALUE [in a
+// task that ran on the goroutine of a Wait of its group]".
 //
 // With SetPanicMode(PanicInWait), the group recovers its tasks' panics
 // instead. The first one becomes a *PanicError holding the panic value and
@@ -163,18 +196,19 @@
 // A recovered panic ends only its own task: if that task had started a
 // nested group and not yet waited for it, the nested group's tasks run on
 // with nobody waiting for them, as after any task that returns without
-// waiting, and may outlive the outer Wait (see Nested groups and helping).
+// waiting, and may outlive the outer Wait.
 //
 // A task that calls runtime.Goexit (t.FailNow does) ends as completed, as
 // with errgroup, and a fresh goroutine takes over its worker's queue. One
-// difference remains: Goexit ends the whole worker goroutine, so if the
-// task was run by a worker helping in a nested Wait, the tasks suspended
-// below it on that goroutine end too (each counted as completed, their
-// deferred calls run). Each Wait so unwound still waits for the rest of its
-// group's tasks, blocked, before the unwinding goes on, and raises its
-// group's recovered panic, if any (PanicInWait), into the task that called
-// it, where that task's group's mode applies; the error it would have
-// returned is lost with the task that would have received it.
+// difference remains: Goexit ends the whole goroutine the task runs on. If
+// the task was run by a worker helping in a nested Wait, the tasks
+// suspended below it on that goroutine end too (each counted as completed,
+// their deferred calls run); if it was run by a Wait outside the
+// pool, the goroutine that called it ends. Each Wait so unwound still waits
+// for the rest of its group's tasks, blocked, before the unwinding goes on,
+// and raises its group's recovered panic, if any (PanicInWait), into its
+// caller, where that caller's own rules apply; the error it would have
+// returned is lost with the caller that would have received it.
 //
 // # Memory model
 //
@@ -199,18 +233,20 @@
 //
 // migrate.md lists them with the reasons; in short:
 //
-//   - Tasks run on reused worker goroutines, at most GOMAXPROCS (or the
-//     limit) at a time unless workers block; goroutine-specific state, such
-//     as pprof labels set by the caller of Go, is not carried into tasks (a
-//     task sees the labels of the goroutine that started its worker; use
-//     pprof.Do inside the task).
+//   - Tasks run on reused worker goroutines shared by the whole process,
+//     at most GOMAXPROCS at a time unless workers block, or on the
+//     goroutine of a Wait of their own
+//     group; goroutine-specific state, such as pprof labels set by the
+//     caller of Go, is not carried into tasks (a task sees the labels of
+//     the goroutine that started its worker, or of the Wait that runs it;
+//     use pprof.Do inside the task).
 //   - Inside a task, Go on a limited group does not block (see Limits).
-//   - runtime.Goexit in a task run by a helping Wait also ends the tasks
-//     suspended below it (see Panics and Goexit).
+//   - runtime.Goexit in a task ends the goroutine it runs on: the tasks
+//     suspended below it in a helping Wait, or the caller of a Wait that
+//     ran it (see Panics and Goexit).
 //   - A panic's crash report says "[recovered, repanicked]", or, for a task
-//     run inside another task's Wait, is printed by wsgroup (exit status 2).
-//   - A pool owned by a limited group may have more than n workers while
-//     some are blocked in a Wait (see Limits).
+//     run inside another task's Wait or by a Wait outside the pool, is
+//     printed by wsgroup (exit status 2).
 //   - Misuse panics at the call site with a message that starts with
 //     "wsgroup:": Go(nil), TryGo(nil), methods on a nil *Group, and
 //     SetLimit, SetCancelMode or SetPanicMode while tasks are active (as

@@ -1,8 +1,8 @@
 package wsgroup_test
 
-// Fork-join: what errgroup cannot do (CONTRACT §3). Tasks call Go on their own
+// Fork-join: what errgroup cannot do. Tasks call Go on their own
 // (possibly limited) group without waiting, create nested groups and Wait on
-// them, and Wait on groups of other pools. With errgroup, recursive Go under
+// them, and Wait on groups fed from elsewhere. With errgroup, recursive Go under
 // SetLimit deadlocks; with wsgroup every one of these must complete, running
 // every task exactly once.
 
@@ -368,7 +368,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		}
 	})
 	t.Run("other-group-already-running", func(t *testing.T) {
-		// b got its first task from outside (so it runs on its own pool) and
+		// b got its first task from outside (from the injector) and
 		// is still busy when a's task adds to it and waits on it.
 		rc := newRunCounts(n + 1)
 		runWithTimeout(t, func() {
@@ -392,8 +392,8 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		rc.check(t, 0)
 	})
 	t.Run("other-group-limited", func(t *testing.T) {
-		// b has SetLimit(2) and its own pool; several tasks of a feed it
-		// from outside that pool at once and all wait on it. A blocker
+		// b has SetLimit(2); several tasks of a feed it at once and all
+		// wait on it. A blocker
 		// keeps b active until every feeder has submitted, so no Go races
 		// with a Wait that could already return.
 		const feeders = 4
@@ -684,7 +684,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 
 			t.Run("recursive-nested-limited", func(t *testing.T) {
 				// Several limited groups, each created inside a task of an
-				// unlimited group (so they share its pool), each running a
+				// unlimited group (so their tasks are pushed on workers), each running a
 				// recursive tree.
 				const groups = 4
 				trs := make([]concTracker, groups)

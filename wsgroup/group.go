@@ -7,7 +7,9 @@ import (
 )
 
 // A Group is a collection of tasks working on subtasks that are part of the
-// same overall task, run on a pool of worker goroutines.
+// same overall task, run on the worker goroutines that every Group of the
+// process shares. A Group owns no goroutine: it is a count, a limit and
+// the first error.
 //
 // A zero Group is valid, has no limit on the number of active tasks, and
 // does not cancel on error; it runs every task it was given even after a
@@ -42,20 +44,27 @@ func WithContext(ctx context.Context) (*Group, context.Context) {
 // Wait blocks until all function calls from the Go method have returned,
 // then returns the first non-nil error (if any) from them. In SkipQueued
 // mode, when no function failed but functions were dropped because the
-// group was canceled, it returns the cause of the context's cancellation. In PanicInWait mode, if a function panicked,
-// Wait panics with a *PanicError instead of returning.
+// group was canceled, it returns the cause of the context's cancellation.
+// In PanicInWait mode, if a function panicked, Wait panics with a
+// *PanicError instead of returning. The return of each function passed to
+// Go synchronizes before the return (or the panic) of Wait.
 //
-// Called inside a task of the same pool, Wait runs queued tasks while it
-// waits instead of blocking the worker. Called elsewhere it blocks; for a
-// Group that owns its pool, the pool's workers have exited when it returns.
+// While it waits, Wait runs the group's own queued tasks that it can
+// reach, on its own goroutine, instead of sleeping: inside a task, those
+// in the worker's deque and the oldest of other workers'; elsewhere, those
+// the calling goroutine submitted that no worker has taken yet. It runs no
+// other group's task. See the package documentation (Waiting) for what a
+// task run this way observes.
 func (g *Group) Wait() error {
 	check(g, "Wait")
 	return g.s.Wait()
 }
 
-// Go calls the given function on a worker of the group's pool.
+// Go calls the given function on a worker goroutine (or on the goroutine
+// of a Wait of the group; see Wait). The call of Go synchronizes before
+// the start of the function.
 //
-// The first call to Go must happen before a Wait. Outside the pool, Go
+// The first call to Go must happen before a Wait. Outside a task, Go
 // blocks until the task can be added without the number of active tasks
 // exceeding the configured limit; inside a task it does not block (see the
 // package documentation on limits).
@@ -72,9 +81,9 @@ func (g *Group) Go(f func() error) {
 	g.s.Go(f, true)
 }
 
-// TryGo calls the given function on a worker of the group's pool only if
-// the number of active tasks in the group is currently below the configured
-// limit.
+// TryGo calls the given function as Go does only if the number of active
+// tasks in the group is currently below the configured limit. A TryGo that
+// reports true synchronizes before the start of the function.
 //
 // The return value reports whether the task was queued: false when the
 // limit is reached, and, in SkipQueued mode, once the group is canceled.
@@ -90,9 +99,10 @@ func (g *Group) TryGo(f func() error) bool {
 // A negative value indicates no limit. A limit of zero will prevent any new
 // tasks from being added.
 //
-// Any subsequent call to the Go method outside the pool will block until it
-// can add an active task without exceeding the configured limit. A pool
-// owned by the group has at most n workers.
+// Any subsequent call to the Go method outside a task will block until it
+// can add an active task without exceeding the configured limit. At most n
+// of the group's tasks execute at once. The limit sizes nothing: the
+// workers are shared by every group.
 //
 // The limit must not be modified while any tasks in the group are active;
 // SetLimit panics with an error if it is.

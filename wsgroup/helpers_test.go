@@ -1,6 +1,7 @@
 package wsgroup_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"runtime"
@@ -75,6 +76,24 @@ func allStacks() []byte {
 			return buf[:n]
 		}
 		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// waitWorkersRetired waits until no goroutine of the scheduler (a worker or
+// the watchdog) is left, which happens within a linger of the last task;
+// it fails the test if some remain after a second.
+func waitWorkersRetired(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		stacks := allStacks()
+		if !bytes.Contains(stacks, []byte("steal/internal/sched.")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scheduler goroutines still running a second after the last task:\n%s", stacks)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -1,6 +1,8 @@
 package wsgroup_test
 
-// After Wait returns, no goroutine of the group's pool remains (CONTRACT §4).
+// Once the process has no task, no goroutine of the scheduler remains after
+// a short linger: goleak.VerifyNone, which retries for a while, passes right
+// after Wait.
 // goleak.VerifyNone looks at every goroutine of the process, so nothing in
 // this package may use t.Parallel.
 

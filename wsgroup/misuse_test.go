@@ -1,7 +1,7 @@
 package wsgroup_test
 
 // Bad input gets a clear panic at the call site, prefixed "wsgroup: "
-// (CONTRACT §5). errgroup does not do this (Go(nil) crashes inside the new
+// errgroup does not do this (Go(nil) crashes inside the new
 // goroutine), so these tests are wsgroup-only.
 
 import (
@@ -112,8 +112,8 @@ func TestModesWhileActivePanic(t *testing.T) {
 	wantMisusePanic(t, "SetCancelMode(-1)", func() { g.SetCancelMode(-1) })
 }
 
-// TestGroupIsNoCopy: go vet's copylocks check reports copies of a Group
-// (CONTRACT §5). vet flags a copied value whose type, or the type of one of
+// TestGroupIsNoCopy: go vet's copylocks check reports copies of a Group.
+// vet flags a copied value whose type, or the type of one of
 // its fields (recursively), has Lock and Unlock methods on its pointer.
 func TestGroupIsNoCopy(t *testing.T) {
 	var hasLocker func(typ reflect.Type, depth int) bool

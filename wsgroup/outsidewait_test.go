@@ -195,59 +195,6 @@ func TestOutsideWaitBlockingTasks(t *testing.T) {
 	}
 }
 
-// TestOutsideWaitSurvivesGoexit: every task of a group calls
-// runtime.Goexit, and Wait is called from outside right after the tasks
-// were queued (so that a Wait that runs its group's tasks itself would
-// take some). Wait must return on its caller's goroutine, with every task
-// counted as completed, as with errgroup, where Goexit ends only the
-// task's own goroutine; with and without a limit.
-//
-// It catches a Wait that runs a task on the caller's goroutine without
-// guarding against Goexit: the caller's goroutine (a request handler, a
-// test) would end instead of returning from Wait. It also catches a
-// Goexit that loses the task's completion (Wait would hang) or its slot
-// under a limit.
-func TestOutsideWaitSurvivesGoexit(t *testing.T) {
-	rounds := scale(40, 10)
-	for _, limit := range []int{-1, 2} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			withGOMAXPROCS(t, func(t *testing.T) {
-				runWithTimeout(t, func() {
-					for round := range rounds {
-						const n = 32
-						var g wsgroup.Group
-						g.SetLimit(limit)
-						var exited atomic.Int32
-						for range n {
-							g.Go(func() error {
-								defer exited.Add(1)
-								runtime.Goexit()
-								return nil
-							})
-						}
-						returned := make(chan bool)
-						go func() {
-							ok := false
-							defer func() { returned <- ok }()
-							if err := g.Wait(); err != nil {
-								t.Errorf("round %d: Wait() = %v, want nil", round, err)
-							}
-							ok = true
-						}()
-						if !<-returned {
-							t.Errorf("round %d: the goroutine that called Wait was ended by a task's runtime.Goexit; Wait must return to it", round)
-							return
-						}
-						if got := exited.Load(); got != n {
-							t.Errorf("round %d: %d of %d tasks ended, want all", round, got, n)
-						}
-					}
-				})
-			})
-		})
-	}
-}
-
 // TestOutsideWaitRunsNoForeignTask: a goroutine X waits from outside on a
 // group A whose one task is blocked (and, in one variant, whose other
 // tasks were queued just before, which X may run itself), and stays in

@@ -1,6 +1,6 @@
 package wsgroup_test
 
-// PanicInWait (CONTRACT §5): the first panic is recovered, cancels the
+// PanicInWait: the first panic is recovered, cancels the
 // context, the other tasks drain, and Wait raises it again on its caller's
 // goroutine. The default mode's crash is tested in a subprocess
 // (TestTaskPanicCrashesWithTaskStack).

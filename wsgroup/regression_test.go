@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -87,9 +88,32 @@ func TestPanicChild(t *testing.T) {
 		return // only ever runs as a child
 	case "top":
 		// A panic in a task on a worker's own stack: as errgroup, a crash.
+		// Nobody waits, so only a worker runs the task.
 		var g wsgroup.Group
 		g.Go(panicInTask)
-		g.Wait()
+		time.Sleep(time.Minute)
+	case "waiter":
+		// A panic in a task that Wait runs on its caller's goroutine: the
+		// caller's recover must not see it. Only a task that runs on the
+		// waiter panics; requests repeat until Wait has run one itself.
+		waiter := gid.Current()
+		for range 100_000 {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						os.Stdout.WriteString("SWALLOWED\n")
+					}
+				}()
+				var g wsgroup.Group
+				g.Go(func() error {
+					if gid.Current() == waiter {
+						panicInTask()
+					}
+					return nil
+				})
+				g.Wait()
+			}()
+		}
 	case "nested":
 		// A panic in a task run by a helping Wait, below which a task
 		// that recovers is suspended: errgroup would never let that task
@@ -119,7 +143,7 @@ func TestPanicChild(t *testing.T) {
 }
 
 func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
-	for _, mode := range []string{"top", "nested", "wait"} {
+	for _, mode := range []string{"top", "waiter", "nested", "wait"} {
 		t.Run(mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestPanicChild$", "-test.count=1")
 			cmd.Env = append(os.Environ(), panicChildEnv+"="+mode)
@@ -136,6 +160,9 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 				// Raised again by Wait, on the test's goroutine, with the
 				// task's stack in the message.
 				wants = []string{"panic: wsgroup: task panicked: " + errPanicValue.Error(), "wsgroup_test.panicInTask", "wsgroup_test.TestPanicChild"}
+			}
+			if mode == "waiter" {
+				wants = append(wants, "[in a task that ran on the goroutine of a Wait of its group]")
 			}
 			for _, want := range wants {
 				if !strings.Contains(s, want) {

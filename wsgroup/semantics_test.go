@@ -1,7 +1,7 @@
 package wsgroup_test
 
-// Documented errgroup behaviour beyond errgroup's own tests (CONTRACT §2, §4,
-// §5). Every test here also passes with golang.org/x/sync/errgroup.
+// Documented errgroup behaviour beyond errgroup's own tests: the API,
+// limits and blocking, failures. Every test here also passes with golang.org/x/sync/errgroup.
 
 import (
 	"context"
@@ -165,7 +165,7 @@ func TestParentCancel(t *testing.T) {
 }
 
 // TestQueuedTasksRunAfterError: cancellation is cooperative; tasks still run
-// after the first error (CONTRACT §5: they may hold a defer close(ch)).
+// after the first error (they may hold a defer close(ch)).
 func TestQueuedTasksRunAfterError(t *testing.T) {
 	for _, limit := range []int{-1, 1, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
@@ -235,7 +235,7 @@ func TestConcurrentWait(t *testing.T) {
 }
 
 // TestGoexit: a task that calls runtime.Goexit (t.FailNow does) counts as
-// completed; no task is lost and Wait returns (CONTRACT §5).
+// completed; no task is lost and Wait returns.
 func TestGoexit(t *testing.T) {
 	for _, limit := range []int{-1, 1, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
@@ -274,7 +274,7 @@ func TestGoexit(t *testing.T) {
 
 // TestTasksWaitingForLaterTasks: with no limit an errgroup user may write
 // tasks that block until a later task runs. wsgroup must never starve them
-// (CONTRACT §4), whatever GOMAXPROCS.
+// whatever GOMAXPROCS.
 func TestTasksWaitingForLaterTasks(t *testing.T) {
 	const n = 64
 	check := func(t *testing.T, g *wsgroup.Group, submit func(func() error)) {

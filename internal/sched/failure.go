@@ -87,7 +87,8 @@ func (g *Group) skips() bool {
 	return sl != nil && sl.skipQueued && sl.canceled()
 }
 
-// drop ends a task of g that w claimed and skips (skips reported true).
+// drop ends a task of g that w (or, w nil, a goroutine waiting outside the
+// pool) claimed and skips (skips reported true).
 //
 // A dropped task never runs, so it never stops running either, and
 // stopRunning is what resubmits a task that a limited group parked: each
@@ -98,24 +99,33 @@ func (g *Group) skips() bool {
 // parked task itself. (No lock-step with startRunning is needed here: a
 // task is parked only while another task of g runs, and that one's stop
 // comes later.)
-func (g *Group) drop(w *worker) {
+func (g *Group) drop(w *worker, injected bool) {
 	sl := g.slow.Load()
 	sl.skipped.Store(true)
 	if sl.nParked.Load() > 0 {
 		g.unpark(w)
 	}
-	w.finished(g, false)
+	if w != nil {
+		w.finished(g, false, injected)
+	} else {
+		g.finish(1)
+	}
 }
 
-// taskPanicked handles a panic with value v in a task of g that w ran: a
-// group that recovers panics records it; otherwise it crashes the program
-// (repanic). It runs in the deferred function that recovered the panic,
-// above the task's frames, so the stack taken here shows where it panicked.
-func (w *worker) taskPanicked(g *Group, v any) {
+// taskPanicked handles a panic with value v in a task of g: a group that
+// recovers panics records it; otherwise it crashes the program, by raising
+// the panic again (on a worker running no other task), or, where frames
+// below could recover it (crash non-empty), by fatalPanic, which says
+// where the task ran. It runs in the deferred function that recovered the
+// panic, above the task's frames, so the stack taken here shows where it
+// panicked.
+func (g *Group) taskPanicked(v any, crash string) {
 	sl := g.slow.Load()
 	if sl == nil || sl.wrapPanic == nil {
-		w.repanic(v)
-		return
+		if crash != "" {
+			fatalPanic(v, crash)
+		}
+		panic(v)
 	}
 	if !sl.pan.set.CompareAndSwap(false, true) {
 		sl.pan.later.Add(1)

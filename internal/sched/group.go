@@ -6,40 +6,59 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-steal/steal/internal/gid"
 )
 
 // Group is the scheduler's side of a wsgroup.Group: the count of its
-// unfinished tasks, its limit, its first error, and the goroutines waiting
-// on it. The zero value is an unbound group with no limit.
+// unfinished tasks, its limit, its first error, and its failure modes. It
+// owns no workers: every group runs on the process's pool. The zero value
+// is a group with no limit.
 type Group struct {
-	// state packs the number of active tasks (queued or running, not yet
-	// finished) above two flag bits that say whether the waiter lists
-	// below are non-empty. Go adds one task; a worker subtracts finished
-	// tasks, possibly several at once (worker.flush). Keeping the flags in
-	// the same word lets a finisher learn, from the result of its own
-	// subtraction, whether anybody must be woken: one atomic operation on
-	// the fast path.
+	// state packs, from the low bits up: two flag bits that say whether
+	// goroutines are parked waiting for the group to finish (bitDone) or
+	// for a free slot (bitSlot); the number of active tasks (queued or
+	// running, not yet finished); and, for a limited group, the number of
+	// its tasks executing (see startRunning). Go adds one task; a worker
+	// subtracts finished tasks, possibly several at once (worker.flush).
+	// Keeping the flags in the same word lets a finisher learn, from the
+	// result of its own subtraction, whether anybody must be woken: one
+	// atomic operation on the fast path.
 	state atomic.Uint64
-
-	// pool is set once, by the first Go: the pool of the worker that made
-	// the call, or a new pool owned by this group.
-	pool atomic.Pointer[Pool]
 
 	// limit > 0 bounds the active tasks; 0 means no limit; blockAll is
 	// SetLimit(0). Written by SetLimit only while no task is active.
 	limit int64
 
-	// slow holds what only errors, waiting, limits and parking need.
-	// Fork-join code makes a Group per call, so the common Group stays
-	// small (32 bytes) and the rest is allocated on first need.
+	// slow holds what only errors, contexts, the failure modes and parked
+	// tasks need. Fork-join code makes a Group per call, and a service one
+	// per request, so the common Group stays small (24 bytes) and the rest
+	// is allocated on first need.
 	slow atomic.Pointer[groupSlow]
 }
 
 // blockAll is the limit value for SetLimit(0): no task may be added.
 const blockAll = -1
 
-// groupSlow is the part of a Group that errors, panics, cancellation,
-// blocking and limits use.
+// The fields of Group.state.
+const (
+	bitDone    = 1 << 0 // goroutines wait for the count to reach zero
+	bitSlot    = 1 << 1 // goroutines wait for the count to drop below limit
+	flagBits   = bitDone | bitSlot
+	oneTask    = 1 << 2 // the active count starts here...
+	countBits  = 40     // ...and has this many bits
+	countMask  = (1<<countBits - 1) * oneTask
+	oneRunning = oneTask << countBits // the executing count fills the rest
+)
+
+// countOf returns the active count held in a state word.
+func countOf(s uint64) int64 { return int64((s & countMask) / oneTask) }
+
+// runningOf returns the executing count held in a state word.
+func runningOf(s uint64) int64 { return int64(s / oneRunning) }
+
+// groupSlow is the part of a Group that errors, panics, cancellation and
+// parked tasks use.
 type groupSlow struct {
 	errSet atomic.Bool
 	err    error           // written once, by the task whose CAS on errSet won
@@ -52,17 +71,12 @@ type groupSlow struct {
 	// sees the group done sees it too; read by groupSlow.result.
 	skipped atomic.Bool
 
-	// running counts tasks of a limited group that are executing; a task
-	// that would exceed the limit (a helper in a nested Wait picked it up
-	// while the waiting task still counts as running) is parked instead,
-	// and resubmitted when a running task stops.
-	running atomic.Int64
+	// parked holds tasks of a limited group that a worker set aside
+	// because limit of the group's tasks were executing (startRunning);
+	// nParked is its length, readable without mu.
 	nParked atomic.Int64
-
-	mu          sync.Mutex
-	doneWaiters []waiter // waiting for the count to reach zero
-	slotWaiters []waiter // waiting for the count to drop below limit
-	parked      []func() error
+	mu      sync.Mutex
+	parked  []func() error
 }
 
 // sl returns the slow part, allocating it on first use.
@@ -74,21 +88,6 @@ func (g *Group) sl() *groupSlow {
 	return g.slow.Load()
 }
 
-const (
-	bitDone  = 1 << 0 // doneWaiters non-empty
-	bitSlot  = 1 << 1 // slotWaiters non-empty
-	oneTask  = 1 << 2
-	flagBits = bitDone | bitSlot
-)
-
-// waiter is a goroutine blocked on a Group, on ch: buffered, one token per
-// registration.
-type waiter struct {
-	ch chan struct{}
-}
-
-var chans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
-
 // SetContext sets the group's context and the function that cancels it,
 // called with the first error and by Wait. WithContext calls it before the
 // group's first use.
@@ -98,46 +97,22 @@ func (g *Group) SetContext(ctx context.Context, cancel context.CancelCauseFunc) 
 }
 
 // count returns the number of active tasks.
-func (g *Group) count() int64 { return int64(g.state.Load() / oneTask) }
+func (g *Group) count() int64 { return countOf(g.state.Load()) }
 
 // SetLimit implements wsgroup.Group.SetLimit.
 func (g *Group) SetLimit(n int) {
 	if n < 0 {
 		g.limit = 0
-	} else {
-		// One read of the state, so the message states what was seen.
-		if active := g.count(); active != 0 {
-			panic(fmt.Errorf("wsgroup: modify limit while %v goroutines in the group are still active", active))
-		}
-		g.limit = int64(n)
-		if n == 0 {
-			g.limit = blockAll
-		}
+		return
 	}
-	// A pool this group owns is sized by the limit. Between batches (no
-	// task active) a differently sized pool is made by the next Go.
-	if p := g.pool.Load(); p != nil && p.owner == g && g.count() == 0 &&
-		(p.size != sizeFor(int(g.limit)) || p.hardMax != hardMaxFor(int(g.limit))) {
-		g.pool.Store(nil)
+	// One read of the state, so the message states what was seen.
+	if active := g.count(); active != 0 {
+		panic(fmt.Errorf("wsgroup: modify limit while %v goroutines in the group are still active", active))
 	}
-}
-
-// bind returns the group's pool, binding it on first use: to the pool of
-// the calling worker w, or to a new pool that the group owns.
-func (g *Group) bind(w *worker) *Pool {
-	if p := g.pool.Load(); p != nil {
-		return p
+	g.limit = int64(n)
+	if n == 0 {
+		g.limit = blockAll
 	}
-	var p *Pool
-	if w != nil {
-		p = w.pool
-	} else {
-		p = newPool(g, int(g.limit))
-	}
-	if g.pool.CompareAndSwap(nil, p) {
-		return p
-	}
-	return g.pool.Load()
 }
 
 // Go implements wsgroup.Group.Go (block true) and TryGo (block false).
@@ -146,13 +121,7 @@ func (g *Group) Go(f func() error, block bool) bool {
 		sl.skipped.Store(true)
 		return false // SetSkipQueued: a canceled group takes no new task
 	}
-	cw := current()
-	p := g.bind(cw)
-	w := cw
-	if w != nil && w.pool != p {
-		w = nil // a worker of another pool is an outsider here
-	}
-	var n int64 // the group's active count once this task is added
+	w := current()
 	switch {
 	case g.limit == blockAll:
 		if !block {
@@ -163,104 +132,94 @@ func (g *Group) Go(f func() error, block bool) bool {
 		var never chan struct{}
 		<-never
 	case g.limit > 0:
-		var ok bool
-		if n, ok = g.tryAcquire(); !ok {
-			switch {
-			case !block:
-				return false
-			case w == nil:
-				if cw != nil {
-					cw.block() // see Wait
-					n = g.acquireBlocking()
-					cw.unblock()
-				} else {
-					n = g.acquireBlocking()
-				}
-			default:
-				// Inside a task, Go does not wait for a slot: the caller
-				// may hold one itself (a task of g calling g.Go), or a
-				// task of g may be suspended below it on this worker's
-				// stack, and waiting would deadlock where errgroup does.
-				// While the group is over its limit and tasks of g are
-				// queued within reach, run those instead (backpressure;
-				// only g's, for the reason given in worker.help); then
-				// queue the task above the limit. At most limit tasks of
-				// g execute at once all the same (Group.startRunning).
-				isG := func(t *task) bool { return t.g.Load() == g }
-				for {
-					if n, ok = g.tryAcquire(); ok {
-						break
-					}
-					if p.owner == g {
-						n = g.add()
-						break
-					}
-					t := w.dq.PopIf(isG)
-					if t == nil {
-						t = w.stealIf(isG)
-					}
-					if t == nil {
-						n = g.add()
-						break
-					}
-					w.execute(t)
-				}
-			}
+		if g.tryAcquire() {
+			break
+		}
+		switch {
+		case !block:
+			return false
+		case w == nil:
+			g.acquireOutside()
+		default:
+			g.acquireInTask()
 		}
 	default:
-		n = g.add()
-	}
-	if n == 1 && p.owner != g {
-		// This Go opened a nested group (see Pool.pendingNested). Counted
-		// before the task is queued, so before the group can close.
-		if w != nil {
-			w.nestedOpened.Add(1)
-		} else {
-			p.extra.Add(1)
-		}
+		g.state.Add(oneTask)
 	}
 	if w != nil {
 		w.pushLocal(f, g)
 	} else {
-		p.inject(job{f: f, g: g})
+		global.inject(job{f: f, g: g})
 	}
 	return true
 }
 
-// add adds one active task and returns the new count.
-func (g *Group) add() int64 { return int64(g.state.Add(oneTask) / oneTask) }
-
-// tryAcquire adds one active task if that keeps the count within limit,
-// and returns the new count.
-func (g *Group) tryAcquire() (int64, bool) {
+// tryAcquire adds one active task if that keeps the count within limit.
+func (g *Group) tryAcquire() bool {
 	for {
 		s := g.state.Load()
-		if int64(s/oneTask) >= g.limit {
-			return 0, false
+		if countOf(s) >= g.limit {
+			return false
 		}
 		if g.state.CompareAndSwap(s, s+oneTask) {
-			return int64(s/oneTask) + 1, true
+			return true
 		}
 	}
 }
 
-// acquireBlocking waits, outside the pool, until tryAcquire succeeds. It
-// polls, then yields a few times, before it blocks: with tiny tasks a slot
-// frees within a scheduling round, far sooner than a blocked goroutine is
-// woken.
-func (g *Group) acquireBlocking() int64 {
-	sl := g.sl()
-	multiP := g.pool.Load().multiP
+// acquireInTask adds one active task to a full limited group for a Go
+// called inside a task (on worker w, or on a goroutine outside the pool
+// that runs a task while it waits: see outside.go).
+//
+// Inside a task, Go does not wait for a slot: the caller may hold one
+// itself (a task of g calling g.Go), or a task of g may be suspended below
+// it on this goroutine's stack, and waiting would deadlock where errgroup
+// does. It queues the task above the limit; at most limit tasks of g
+// execute at once all the same (Group.startRunning).
+//
+// It runs none of g's queued tasks meanwhile. The tempting version, run
+// them while the group is full (backpressure), has the flaw of running
+// them in a Go, which waits for nothing (see acquireOutside): a queued task
+// may wait for what the caller does after Go returns; and a Goexit in it
+// would end the caller in the middle of its Go, before its task is queued.
+func (g *Group) acquireInTask() {
+	if !g.tryAcquire() {
+		g.state.Add(oneTask)
+	}
+}
+
+// acquireOutside waits, on a goroutine that is not a worker, until
+// tryAcquire succeeds. It polls, then yields a few times, before it parks:
+// with tiny tasks a slot frees within a scheduling round, far sooner than
+// a parked goroutine is woken.
+//
+// It runs none of the group's queued tasks while it waits. The tempting
+// version, which Wait gets away with, deadlocks here: Go waits for one
+// slot, not for the whole group, so a queued task of the group may wait
+// for something its caller does after this Go returns,
+//
+//	g.Go(func() error { <-ch; return nil }) // queued
+//	g.Go(h)                                 // full: must not run the task above
+//	close(ch)
+//
+// Called inside a task that this goroutine runs outside the pool (it is
+// in runners), it does not wait: see acquireInTask.
+func (g *Group) acquireOutside() {
+	if runners.has(gid.Current()) {
+		g.acquireInTask()
+		return
+	}
+	spin := global.size.Load() > 1
 	for i := 0; ; i++ {
-		if n, ok := g.tryAcquire(); ok {
-			return n
+		if g.tryAcquire() {
+			return
 		}
-		if i < submitPolls && multiP {
+		if i < submitPolls && spin {
 			// Poll the count without giving up the processor: on another
 			// CPU a worker is finishing a task right now, and a yield
 			// costs a trip through the runtime's global run queue.
 			for range 32 {
-				if int64(g.state.Load()/oneTask) < g.limit {
+				if countOf(g.state.Load()) < g.limit {
 					break
 				}
 			}
@@ -270,21 +229,7 @@ func (g *Group) acquireBlocking() int64 {
 			runtime.Gosched()
 			continue
 		}
-		ch := chans.Get().(chan struct{})
-		sl.mu.Lock()
-		// Set the flag before the last try: a finisher whose subtraction
-		// comes after this Or sees the flag and wakes us; one that came
-		// before left a free slot that tryAcquire takes.
-		g.state.Or(bitSlot)
-		if n, ok := g.tryAcquire(); ok {
-			sl.mu.Unlock()
-			chans.Put(ch)
-			return n
-		}
-		sl.slotWaiters = append(sl.slotWaiters, waiter{ch: ch})
-		sl.mu.Unlock()
-		<-ch
-		chans.Put(ch)
+		g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit })
 	}
 }
 
@@ -297,117 +242,35 @@ func (g *Group) finish(k int64) int64 {
 	// the owner may call SetLimit.
 	limit := g.limit
 	s := g.state.Add(^uint64(k*oneTask - 1))
-	g.finished(s, limit)
-	return int64(s / oneTask)
-}
-
-// finishNested is finish for a nested group, run by worker w: it also
-// counts the close (the count reaching zero) in w.nestedClosed, and counts
-// it before the zero is published. Counting after would leave a window in
-// which a Wait has seen the group done, its task has ended, the owner's Wait
-// has returned and called Pool.shutdown, and pendingNested still counts the
-// group as open, so shutdown skips the join. So the close is counted when
-// a compare-and-swap is about to publish zero; if that CAS fails and a
-// later one publishes a count above zero instead (a Go raced in), the
-// premature close is balanced by counting an opening, which keeps both
-// counters monotonic, as pendingNested needs.
-func (g *Group) finishNested(k int64, w *worker) int64 {
-	limit := g.limit
-	counted := false
-	for {
-		old := g.state.Load()
-		s := old - uint64(k*oneTask)
-		if s/oneTask == 0 && !counted {
-			w.nestedClosed.Add(1)
-			counted = true
+	if s&flagBits != 0 {
+		if s&bitDone != 0 && countOf(s) == 0 {
+			g.wake(bitDone)
 		}
-		if g.state.CompareAndSwap(old, s) {
-			if counted && s/oneTask != 0 {
-				w.nestedOpened.Add(1)
-			}
-			g.finished(s, limit)
-			return int64(s / oneTask)
+		if s&bitSlot != 0 && countOf(s) < limit {
+			g.wake(bitSlot)
 		}
 	}
+	return countOf(s)
 }
 
-// finished wakes the waiters that the state s, just published by a
-// subtraction, releases.
-func (g *Group) finished(s uint64, limit int64) {
-	if s&flagBits == 0 {
-		return
-	}
-	if s&bitDone != 0 && s/oneTask == 0 {
-		g.wake(false)
-	}
-	if s&bitSlot != 0 && int64(s/oneTask) < limit {
-		g.wake(true)
-	}
-}
-
-// wake wakes the waiters of one list and empties it; each re-registers if
-// its condition no longer holds when it runs.
-func (g *Group) wake(slot bool) {
-	sl := g.sl()
-	sl.mu.Lock()
-	list, bit := &sl.doneWaiters, uint64(bitDone)
-	if slot {
-		list, bit = &sl.slotWaiters, bitSlot
-	}
-	woken := *list
-	*list = nil
-	g.state.And(^bit)
-	sl.mu.Unlock()
-	for _, wt := range woken {
-		wt.ch <- struct{}{}
-	}
-}
-
-// waitOutside blocks the calling goroutine, which is not a worker of the
-// group's pool, until no task is active.
+// waitOutside parks the calling goroutine until no task is active.
 func (g *Group) waitOutside() {
-	sl := g.sl()
 	for g.count() != 0 {
-		ch := chans.Get().(chan struct{})
-		sl.mu.Lock()
-		// As in acquireBlocking: flag first, then the check, so that a
-		// finisher either sees the flag or left a zero count for us.
-		registered := g.state.Or(bitDone)/oneTask != 0
-		if registered {
-			sl.doneWaiters = append(sl.doneWaiters, waiter{ch: ch})
-		}
-		sl.mu.Unlock()
-		if registered {
-			<-ch
-		}
-		chans.Put(ch)
+		g.park(bitDone, func(s uint64) bool { return countOf(s) != 0 })
 	}
 }
 
-// Wait implements the waiting half of wsgroup.Group.Wait: on a worker of
-// the group's pool it helps; elsewhere it blocks, and then, for the group
-// that owns the pool, shuts the pool's workers down.
+// Wait implements the waiting half of wsgroup.Group.Wait: on a worker it
+// helps (helpUntilDone); elsewhere it runs the group's own tasks that it
+// can reach and then parks (waitFromOutside).
 func (g *Group) Wait() error {
-	if p := g.pool.Load(); p != nil {
-		if w := current(); w != nil && w.pool == p {
-			w.flush() // this worker's own unsettled completions may be ours
-			if g.count() != 0 {
-				g.helpUntilDone(w)
-			}
-		} else {
-			if w != nil {
-				// A worker of another pool: let that pool replace it
-				// while it blocks here.
-				w.block()
-				g.waitOutside()
-				w.unblock()
-			} else {
-				g.waitOutside()
-			}
-			if p.owner == g {
-				p.shutdown()
-			}
+	if w := current(); w != nil {
+		w.flush() // this worker's own unsettled completions may be ours
+		if g.count() != 0 {
+			g.helpUntilDone(w)
 		}
+	} else if g.count() != 0 {
+		g.waitFromOutside()
 	}
 	sl := g.slow.Load()
 	if sl == nil {
@@ -416,24 +279,25 @@ func (g *Group) Wait() error {
 	return sl.result()
 }
 
-// startRunning admits a task of a limited group to execute on w, or parks
-// it and reports false. Parking happens only when a task of the group is
-// suspended in a helping Wait on some worker and that worker (or another)
-// picks up a further task of the same group: running it would let more
-// than limit of the group's tasks be executing at once.
+// startRunning admits a task of a limited group to execute, on worker w or
+// (w nil) on a goroutine waiting outside the pool, or parks it and reports
+// false. Parking happens only when a task of the group is suspended in a
+// helping Wait on some worker and that worker (or another) picks up a
+// further task of the same group: running it would let more than limit of
+// the group's tasks be executing at once.
 func (g *Group) startRunning(w *worker, f func() error) bool {
-	sl := g.sl()
-	if sl.running.Add(1) <= g.limit {
+	if runningOf(g.state.Add(oneRunning)) <= g.limit {
 		return true
 	}
-	sl.running.Add(-1)
+	g.state.Add(^uint64(oneRunning - 1))
+	sl := g.sl()
 	sl.mu.Lock()
 	sl.parked = append(sl.parked, f)
 	sl.nParked.Store(int64(len(sl.parked)))
 	sl.mu.Unlock()
 	// A task may have stopped between our Add and the store of nParked,
 	// and missed the parked task: look again (see stopRunning).
-	if sl.running.Load() < g.limit {
+	if runningOf(g.state.Load()) < g.limit {
 		g.unpark(w)
 	}
 	return false
@@ -441,16 +305,16 @@ func (g *Group) startRunning(w *worker, f func() error) bool {
 
 // stopRunning ends a task's admission and resubmits a parked task, if any.
 // The decrement comes before the load of nParked, and startRunning stores
-// nParked before loading running: one of the two sees the other.
+// nParked before loading the running count: one of the two sees the other.
 func (g *Group) stopRunning(w *worker) {
-	sl := g.sl()
-	sl.running.Add(-1)
-	if sl.nParked.Load() > 0 {
+	g.state.Add(^uint64(oneRunning - 1))
+	if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
 		g.unpark(w)
 	}
 }
 
-// unpark moves the oldest parked task onto w's deque.
+// unpark moves the oldest parked task onto w's deque, or into the
+// injector when w is nil.
 func (g *Group) unpark(w *worker) {
 	sl := g.sl()
 	sl.mu.Lock()
@@ -463,5 +327,9 @@ func (g *Group) unpark(w *worker) {
 	sl.parked = sl.parked[1:]
 	sl.nParked.Store(int64(len(sl.parked)))
 	sl.mu.Unlock()
-	w.pushLocal(f, g)
+	if w != nil {
+		w.pushLocal(f, g)
+	} else {
+		global.inject(job{f: f, g: g})
+	}
 }

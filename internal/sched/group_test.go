@@ -8,120 +8,125 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-steal/steal/internal/gid"
 	"go.uber.org/goleak"
 )
 
 // ---------------------------------------------------------------------------
-// Limits (CONTRACT §4, first point).
+// Limits: SetLimit(n) sizes nothing; it bounds the group's active tasks (a
+// Go from outside waits for a slot), and at most n of the group's tasks
+// execute at once, whatever the number of workers and wherever they run.
 
-// TestLimitBoundsWorkersAndTasks: under SetLimit(n) the pool the group owns
-// never has more than n workers (nor slots), and never more than n of the
+// TestLimitBoundsRunningTasks: under SetLimit(n), never more than n of the
 // group's tasks execute at once, with tasks that block, tasks that spawn
 // more tasks of the group from inside (queued above the limit), and tasks
-// that wait in nested groups (where the helping worker could pick up more
-// tasks of the group).
-func TestLimitBoundsWorkersAndTasks(t *testing.T) {
+// that wait in nested groups (where the helping goroutine could pick up
+// more tasks of the group). In the "crowd" variant a fan-out of blocking
+// tasks of another group keeps many more workers than n alive meanwhile,
+// so the bound cannot come from a shortage of workers.
+func TestLimitBoundsRunningTasks(t *testing.T) {
 	tasks := 400
 	if testing.Short() || raceEnabled {
 		tasks = 120
 	}
 	procs := runtime.GOMAXPROCS(0)
-	for _, limit := range []int{1, 2, 3, procs + 2} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guard(t, func() {
-				var g Group
-				g.SetLimit(limit)
-				var running, live maxGauge
-				var ran atomic.Int64
-				var maxSlots atomic.Int64
-				var body func(i int) func() error
-				body = func(i int) func() error {
-					return func() error {
-						running.enter()
-						defer running.exit()
-						p := g.pool.Load()
-						live.observe(int64(p.live.Load()))
-						maxSlots.Store(max(maxSlots.Load(), int64(len(*p.slots.Load()))))
-						ran.Add(1)
-						switch i % 5 {
-						case 0: // blocks: tempts the pool to add workers
-							time.Sleep(50 * time.Microsecond)
-						case 1: // more tasks of the group, from inside
-							if i < tasks {
-								g.Go(body(tasks+i), true)
-							}
-						case 2: // a nested group, waited on here (helping)
-							var n Group
-							for j := range 4 {
-								n.Go(func() error {
-									if j == 0 {
-										time.Sleep(20 * time.Microsecond)
-									}
-									return nil
-								}, true)
-							}
-							n.Wait()
-						case 3:
-							runtime.Gosched()
+	for _, crowd := range []bool{false, true} {
+		for _, limit := range []int{1, 2, 3, procs + 2} {
+			if crowd && limit > 2 {
+				continue
+			}
+			t.Run(fmt.Sprintf("limit=%d/crowd=%v", limit, crowd), func(t *testing.T) {
+				guard(t, func() {
+					var other Group
+					const crowdSize = 24
+					crowdGate := make(chan struct{})
+					if crowd {
+						var started atomic.Int64
+						for range crowdSize {
+							other.Go(func() error { started.Add(1); <-crowdGate; return nil }, true)
 						}
-						live.observe(int64(p.live.Load()))
-						return nil
+						waitUntil(t, "the crowd's tasks all started", func() bool { return started.Load() == crowdSize })
 					}
-				}
-				var p *Pool
-				for i := range tasks {
-					g.Go(body(i), true)
-					if i == 0 {
-						p = poolOf(t, &g)
+					var g Group
+					g.SetLimit(limit)
+					var running, live maxGauge
+					var ran atomic.Int64
+					var body func(i int) func() error
+					body = func(i int) func() error {
+						return func() error {
+							running.enter()
+							defer running.exit()
+							live.observe(int64(global.live.Load()))
+							ran.Add(1)
+							switch i % 5 {
+							case 0: // blocks: tempts the pool to add workers
+								time.Sleep(50 * time.Microsecond)
+							case 1: // more tasks of the group, from inside
+								if i < tasks {
+									g.Go(body(tasks+i), true)
+								}
+							case 2: // a nested group, waited on here (helping)
+								var n Group
+								for j := range 4 {
+									n.Go(func() error {
+										if j == 0 {
+											time.Sleep(20 * time.Microsecond)
+										}
+										return nil
+									}, true)
+								}
+								n.Wait()
+							case 3:
+								runtime.Gosched()
+							}
+							return nil
+						}
 					}
-					live.observe(int64(p.live.Load()))
-				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-				want := int64(tasks + (tasks+4)/5)
-				if got := ran.Load(); got != want {
-					t.Errorf("%d tasks ran, want %d", got, want)
-				}
-				if hi := running.hi.Load(); hi > int64(limit) {
-					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
-				}
-				// A worker blocked in one of our waits (a nested Wait whose
-				// task was stolen) is replaced, as a thread in a system call
-				// is: the pool has at most limit workers plus the most that
-				// were ever blocked at once (wsgroup doc, "Limits").
-				bound := int64(limit) + int64(p.blockedHi.Load())
-				if hi := live.hi.Load(); hi > bound {
-					t.Errorf("%d live workers in the pool of a group limited to %d (%d blocked at most)", hi, limit, p.blockedHi.Load())
-				}
-				if hi := maxSlots.Load(); hi > bound {
-					t.Errorf("%d worker slots in the pool of a group limited to %d (%d blocked at most)", hi, limit, p.blockedHi.Load())
-				}
-				checkDrained(t, p)
+					for i := range tasks {
+						g.Go(body(i), true)
+					}
+					if err := g.Wait(); err != nil {
+						t.Errorf("Wait() = %v", err)
+					}
+					close(crowdGate)
+					if err := other.Wait(); err != nil {
+						t.Errorf("crowd Wait() = %v", err)
+					}
+					want := int64(tasks + (tasks+4)/5)
+					if got := ran.Load(); got != want {
+						t.Errorf("%d tasks ran, want %d", got, want)
+					}
+					if hi := running.hi.Load(); hi > int64(limit) {
+						t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
+					}
+					t.Logf("at most %d of the group's tasks at once, with up to %d live workers", running.hi.Load(), live.hi.Load())
+					if crowd && live.hi.Load() <= int64(limit) {
+						t.Errorf("the crowd did not keep more than %d workers alive (saw %d): the test no longer builds its case", limit, live.hi.Load())
+					}
+					checkRetired(t)
+				})
+				goleak.VerifyNone(t)
 			})
-			goleak.VerifyNone(t)
-		})
+		}
 	}
 }
 
-// TestLimitReuseResizes: a group used again after Wait with a different
-// limit gets a pool that respects the new one.
-func TestLimitReuseResizes(t *testing.T) {
+// TestLimitReuseNewLimit: a group used again after Wait with a different
+// limit respects the new one.
+func TestLimitReuseNewLimit(t *testing.T) {
 	guard(t, func() {
 		var g Group
 		for _, limit := range []int{1, 3, -1, 2, 1} {
 			g.SetLimit(limit)
-			var live, running maxGauge
+			var running maxGauge
 			for range 100 {
 				g.Go(func() error {
 					running.enter()
 					defer running.exit()
-					live.observe(int64(g.pool.Load().live.Load()))
 					time.Sleep(10 * time.Microsecond)
 					return nil
 				}, true)
 			}
-			p := poolOf(t, &g)
 			if err := g.Wait(); err != nil {
 				t.Errorf("Wait() = %v", err)
 			}
@@ -129,27 +134,23 @@ func TestLimitReuseResizes(t *testing.T) {
 				if hi := running.hi.Load(); hi > int64(limit) {
 					t.Errorf("limit %d: %d tasks at once", limit, hi)
 				}
-				if hi := live.hi.Load(); hi > int64(limit) {
-					t.Errorf("limit %d: %d live workers", limit, hi)
-				}
 			}
-			checkDrained(t, p)
 		}
+		checkRetired(t)
 	})
 	goleak.VerifyNone(t)
 }
 
-// TestLimitParkingInNestedWait builds the case that parking exists for:
-// the owner is limited (to 1: a pool of one worker), its task A queues a
-// task B of a nested group and then more tasks of the owner from inside
-// (above the limit: a Go inside a task does not block), so B lies below
-// them in A's deque, and waits on the nested group. Whatever A's worker
-// does while A waits, it must get B run without letting more than limit
-// of the owner's tasks execute at once (a worker that helps by running
-// queued tasks meets the owner's first and must park them), and must not
-// deadlock (CONTRACT §3: recursive use under a limit cannot deadlock).
-// Meanwhile goroutines outside call Go on the owner too (they block on the
-// limit).
+// TestLimitParkingInNestedWait builds the case that parking exists for: a
+// task A of a limited group queues a task B of a nested group and then
+// more tasks of its own group from inside (above the limit: a Go inside a
+// task does not block), so B lies below them in A's deque, and waits on the
+// nested group. Whatever the goroutines that help do meanwhile, B must run
+// without more than limit of the group's tasks executing at once (a helper
+// that meets the group's tasks first must park them), and nothing may
+// deadlock: recursive use under a limit completes. Meanwhile goroutines
+// outside call Go on the group too (they wait for a slot, running the
+// group's tasks that they can reach).
 func TestLimitParkingInNestedWait(t *testing.T) {
 	needGID(t)
 	for _, limit := range []int{1, 2} {
@@ -162,7 +163,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 				var ran, outsideRan atomic.Int64
 				var bRan atomic.Int64
 				var parkedSeen atomic.Int64
-				ownerTask := func(extra func()) func() error {
+				groupTask := func(extra func()) func() error {
 					return func() error {
 						running.enter()
 						defer running.exit()
@@ -176,7 +177,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 				aStarted := make(chan struct{})
 				var outsiders sync.WaitGroup
 				for a := range limit {
-					g.Go(ownerTask(func() {
+					g.Go(groupTask(func() {
 						var n Group
 						n.Go(func() error {
 							if sl := g.slow.Load(); sl != nil {
@@ -186,7 +187,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 							return nil
 						}, true)
 						for range inside {
-							g.Go(ownerTask(nil), true)
+							g.Go(groupTask(nil), true)
 						}
 						if a == 0 {
 							close(aStarted)
@@ -201,16 +202,15 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 					outsiders.Add(1)
 					go func() {
 						defer outsiders.Done()
-						g.Go(ownerTask(func() { outsideRan.Add(1) }), true)
+						g.Go(groupTask(func() { outsideRan.Add(1) }), true)
 					}()
 				}
 				outsiders.Wait()
-				p := poolOf(t, &g)
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
 				if got, want := ran.Load(), int64(limit*(1+inside)+outside); got != want {
-					t.Errorf("%d owner tasks ran, want %d", got, want)
+					t.Errorf("%d tasks of the group ran, want %d", got, want)
 				}
 				if got := outsideRan.Load(); got != outside {
 					t.Errorf("%d tasks from outside ran, want %d", got, outside)
@@ -221,13 +221,8 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 				if hi := running.hi.Load(); hi > int64(limit) {
 					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
 				}
-				if limit == 1 && parkedSeen.Load() == 0 {
-					// With one worker the helper must have met the owner's
-					// tasks before B; if none was parked the test no longer
-					// builds the case it is meant to.
-					t.Logf("note: no task was parked while the nested task ran")
-				}
-				checkDrained(t, p)
+				t.Logf("at most %d tasks parked while a nested task ran", parkedSeen.Load())
+				checkRetired(t)
 			})
 			goleak.VerifyNone(t)
 		})
@@ -279,74 +274,115 @@ func TestLimitNestedGroupOwnLimit(t *testing.T) {
 		if n := over.Load(); n != 0 {
 			t.Errorf("%d times a nested group limited to 2 ran more than 2 tasks", n)
 		}
+		checkRetired(t)
 	})
 	goleak.VerifyNone(t)
 }
 
-// ---------------------------------------------------------------------------
-// runtime.Goexit (CONTRACT §5).
+// TestLimitRunningCountPacked: the executing count shares the state word
+// with the active count and the flag bits; filling one never disturbs the
+// others.
+func TestLimitRunningCountPacked(t *testing.T) {
+	var g Group
+	g.state.Or(bitDone | bitSlot)
+	for range 3 {
+		g.state.Add(oneTask)
+	}
+	for range 5 {
+		g.state.Add(oneRunning)
+	}
+	s := g.state.Load()
+	if countOf(s) != 3 || runningOf(s) != 5 || s&flagBits != bitDone|bitSlot {
+		t.Fatalf("state %#x: count %d, running %d, flags %#x; want 3, 5, %#x", s, countOf(s), runningOf(s), s&flagBits, bitDone|bitSlot)
+	}
+	g.state.Add(^uint64(oneRunning - 1))
+	g.state.Add(^uint64(2*oneTask - 1))
+	s = g.state.Load()
+	if countOf(s) != 1 || runningOf(s) != 4 || s&flagBits != bitDone|bitSlot {
+		t.Fatalf("state %#x after decrements: count %d, running %d, flags %#x; want 1, 4, %#x", s, countOf(s), runningOf(s), s&flagBits, bitDone|bitSlot)
+	}
+	// The largest active count does not spill into the executing count.
+	var h Group
+	h.state.Add(uint64(1<<countBits-1) * oneTask)
+	if s := h.state.Load(); countOf(s) != 1<<countBits-1 || runningOf(s) != 0 {
+		t.Fatalf("a full active count reads as count %d, running %d", countOf(s), runningOf(s))
+	}
+}
 
-// TestGoexitLimitOne: many tasks, some of which end with runtime.Goexit, on
-// the one worker of a SetLimit(1) pool. Every task is accounted for, the
-// slot is taken over by a new goroutine each time (one live worker, one
-// slot, never more), Wait returns, and nothing leaks.
-func TestGoexitLimitOne(t *testing.T) {
+// ---------------------------------------------------------------------------
+// runtime.Goexit in a task ends the goroutine the task runs on, as in
+// errgroup, and the task counts as finished. A worker's slot gets a fresh
+// goroutine; a goroutine outside the pool (a Wait, or a Go on a full
+// limited group, that ran the task) ends, with its frames unwound.
+
+// TestGoexitOnWorkers: many tasks, every third of which ends with
+// runtime.Goexit, on workers. Every task is accounted for, a goroutine that
+// called Goexit never runs another task (its slot gets a new goroutine),
+// the pool's counts stay consistent, Wait returns, and nothing leaks. With
+// a limit, the running slot that a Goexit task held is given back (or the
+// next Go would wait for ever). The test goroutine waits for each task to
+// start before it submits the next, so it never holds a queued task of the
+// group and never runs one itself (a Goexit there would end the test).
+func TestGoexitOnWorkers(t *testing.T) {
 	needGID(t)
 	n := 600
 	if testing.Short() || raceEnabled {
 		n = 150
 	}
-	for _, limit := range []int{1, -1} {
+	for _, limit := range []int{1, 2, -1} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			base := runtime.NumGoroutine()
 			guard(t, func() {
 				var g Group
 				g.SetLimit(limit)
-				var started, returned, exited atomic.Int64
+				var returned, exited, outside atomic.Int64
 				var bad atomic.Int64
-				var p *Pool
+				var running maxGauge
+				var exitedGoroutines sync.Map // ids of goroutines that called Goexit
+				started := make(chan struct{}, 1)
 				for i := range n {
 					g.Go(func() error {
-						started.Add(1)
-						w := current()
-						pp := g.pool.Load()
-						if w == nil || w.pool != pp || !w.occupied {
+						running.enter()
+						defer running.exit()
+						started <- struct{}{}
+						id := gid.Current()
+						if _, dead := exitedGoroutines.Load(id); dead {
 							bad.Add(1)
 						}
-						if limit == 1 {
-							if l := pp.live.Load(); l != 1 {
-								bad.Add(1)
-							}
-							if s := len(*pp.slots.Load()); s != 1 {
-								bad.Add(1)
-							}
+						if current() == nil {
+							outside.Add(1)
+							returned.Add(1)
+							return nil
+						}
+						if l := global.live.Load(); l < 1 || int(l) > len(*global.slots.Load()) {
+							bad.Add(1)
 						}
 						if i%3 == 0 {
+							exitedGoroutines.Store(id, true)
 							defer exited.Add(1)
 							runtime.Goexit()
 						}
 						returned.Add(1)
 						return nil
 					}, true)
-					if i == 0 {
-						p = poolOf(t, &g)
-					}
+					<-started
 				}
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
 				wantExit := int64((n + 2) / 3)
-				if started.Load() != int64(n) || exited.Load() != wantExit || returned.Load() != int64(n)-wantExit {
-					t.Errorf("started %d, exited %d, returned %d; want %d, %d, %d",
-						started.Load(), exited.Load(), returned.Load(), n, wantExit, int64(n)-wantExit)
+				if e, r := exited.Load(), returned.Load(); e != wantExit || r != int64(n)-wantExit {
+					t.Errorf("exited %d, returned %d; want %d, %d", e, r, wantExit, int64(n)-wantExit)
+				}
+				if o := outside.Load(); o != 0 {
+					t.Errorf("%d tasks ran outside the pool", o)
 				}
 				if b := bad.Load(); b != 0 {
-					t.Errorf("%d times a task saw an inconsistent slot (live, slots, or not on a worker)", b)
+					t.Errorf("%d times a task saw an inconsistent pool, or ran on a goroutine that had called Goexit", b)
 				}
-				if p.live.Load() < 0 {
-					t.Errorf("live went negative: %d", p.live.Load())
+				if limit > 0 && running.hi.Load() > int64(limit) {
+					t.Errorf("%d tasks of a group limited to %d executed at once", running.hi.Load(), limit)
 				}
-				checkDrained(t, p)
 				// The group works on afterwards.
 				var after atomic.Int64
 				for range 10 {
@@ -355,6 +391,7 @@ func TestGoexitLimitOne(t *testing.T) {
 				if err := g.Wait(); err != nil || after.Load() != 10 {
 					t.Errorf("after Goexits: Wait() = %v, %d of 10 tasks ran", err, after.Load())
 				}
+				checkRetired(t)
 				waitUntil(t, "goroutine count back to baseline", func() bool { return runtime.NumGoroutine() <= base })
 			})
 			goleak.VerifyNone(t)
@@ -362,10 +399,12 @@ func TestGoexitLimitOne(t *testing.T) {
 	}
 }
 
-// TestGoexitInNestedWait: tasks of a nested group call runtime.Goexit while
-// a worker helps in the nested Wait. Every task is accounted for, every
-// Wait returns, nothing leaks.
+// TestGoexitInNestedWait: tasks of a nested group call runtime.Goexit
+// (when they run on a worker) while a worker or the test goroutine helps in
+// the nested Wait. Every task is accounted for, every Wait returns,
+// nothing leaks.
 func TestGoexitInNestedWait(t *testing.T) {
+	needGID(t)
 	for _, limit := range []int{1, -1} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			guard(t, func() {
@@ -380,7 +419,7 @@ func TestGoexitInNestedWait(t *testing.T) {
 						for j := range inner {
 							n.Go(func() error {
 								innerStarted.Add(1)
-								if j%3 == 1 {
+								if j%3 == 1 && current() != nil {
 									defer innerExited.Add(1)
 									runtime.Goexit()
 								}
@@ -392,25 +431,22 @@ func TestGoexitInNestedWait(t *testing.T) {
 						return nil
 					}, true)
 				}
-				p := poolOf(t, &g)
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
 				if got := outerStarted.Load(); got != outer {
 					t.Errorf("%d outer tasks ran, want %d", got, outer)
 				}
-				// A nested task may outlive a waiter that was unwound (see
-				// TestGoexitInNestedWaitKeepsWaiter); let them all finish.
-				waitUntil(t, "all nested tasks done", func() bool {
-					return innerExited.Load()+innerReturned.Load() == outer*inner && p.pendingNested() == 0
-				})
-				if s, e, r := innerStarted.Load(), innerExited.Load(), innerReturned.Load(); s != outer*inner || e != outer*inner/3 || r != outer*inner*2/3 {
-					t.Errorf("nested tasks: started %d, exited %d, returned %d; want %d, %d, %d", s, e, r, outer*inner, outer*inner/3, outer*inner*2/3)
+				// An outer task whose Wait was unwound by a Goexit waits for
+				// the rest of its nested group before it ends (see
+				// Group.helpUntilDone), so every nested task is done by now.
+				if s, e, r := innerStarted.Load(), innerExited.Load(), innerReturned.Load(); s != outer*inner || e+r != outer*inner {
+					t.Errorf("nested tasks: started %d, exited %d, returned %d; want %d started, each exited or returned", s, e, r, outer*inner)
 				}
 				if err := g.Wait(); err != nil {
 					t.Errorf("second Wait() = %v", err)
 				}
-				checkDrained(t, p)
+				checkRetired(t)
 			})
 			goleak.VerifyNone(t)
 		})
@@ -420,23 +456,25 @@ func TestGoexitInNestedWait(t *testing.T) {
 // TestGoexitInNestedWaitEndsWaiter: in errgroup a runtime.Goexit ends only
 // the goroutine of the task that calls it. Here a task that waits on a
 // nested group runs the nested tasks on its own goroutine (it helps, in
-// Wait; or, for a nested group at its limit, in Go), so a Goexit in one of
+// Wait), so a Goexit in one of
 // them unwinds the waiting task's frames too. That is the documented
-// difference (wsgroup package doc, "Errors, panics and Goexit"; migrate.md
-// item 5): the waiting task ends as completed, its code after the call
+// difference: the waiting task ends as completed, its code after the call
 // does not run, every task is accounted for exactly once, Wait returns,
-// and the slot gets a fresh goroutine that runs what is still queued. The
-// pool has one worker (SetLimit(1)), so the helper must be the one that
-// runs the Goexit: the outcome is deterministic.
+// and the slot gets a fresh goroutine that runs what is still queued. With
+// GOMAXPROCS 1 and an idle pool at the start there is one worker, so the
+// helper is the one that runs the Goexit: the outcome is deterministic.
 func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
-	for _, where := range []string{"Wait", "limited-Go"} {
+	for _, where := range []string{"Wait"} {
 		t.Run(where, func(t *testing.T) {
+			setProcs(t, 1)
 			guard(t, func() {
+				checkRetired(t)
 				var g Group
-				g.SetLimit(1)
 				var innerDone, afterWait atomic.Int64
 				var reached string
+				outerDone := make(chan struct{})
 				g.Go(func() error {
+					defer close(outerDone) // runs on Goexit too
 					var n Group
 					exiting := func() error {
 						defer innerDone.Add(1)
@@ -463,25 +501,109 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 					afterWait.Add(1)
 					return nil
 				}, true)
-				p := poolOf(t, &g)
+				// Not Wait: a Wait here could take the task back and run it
+				// on this goroutine, which the Goexit would then end.
+				<-outerDone
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				waitUntil(t, "nested tasks done", func() bool { return p.pendingNested() == 0 })
-				if err := g.Wait(); err != nil {
-					t.Errorf("second Wait() = %v", err)
-				}
-				checkDrained(t, p)
 				wantReached := map[string]string{"Wait": "before n.Wait", "limited-Go": "before the third n.Go"}[where]
 				if afterWait.Load() != 0 || reached != wantReached {
 					t.Errorf("after a nested task's runtime.Goexit the waiting task reached %q (after-Wait code ran %d times); "+
 						"want it ended at %q, as documented", reached, afterWait.Load(), wantReached)
 				}
-				if got := innerDone.Load(); got != 2 {
-					t.Errorf("%d nested tasks done, want 2 (the plain one, run by the fresh goroutine or before, and the exiting one)", got)
+				waitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
+				if err := g.Wait(); err != nil {
+					t.Errorf("second Wait() = %v", err)
 				}
+				checkRetired(t)
 			})
 			goleak.VerifyNone(t)
 		})
 	}
+}
+
+// TestGoexitOutsideEndsCaller: a task that a goroutine outside the pool
+// runs while it waits in Wait and
+// that calls runtime.Goexit ends that goroutine: its code after the call
+// does not run, its deferred calls do. The task counts as finished, the
+// goroutine no longer counts as running tasks (runners), the group's other
+// tasks run, and a later Wait returns. With GOMAXPROCS 1 the goroutine
+// runs its newest task itself before any worker gets the processor; should
+// a worker win that race now and then, the attempt is made again.
+func TestGoexitOutsideEndsCaller(t *testing.T) {
+	needGID(t)
+	for _, where := range []string{"Wait"} {
+		t.Run(where, func(t *testing.T) {
+			setProcs(t, 1)
+			guard(t, func() {
+				const attempts = 20
+				built := 0
+				for range attempts {
+					if goexitOutside(t, where) {
+						built++
+					}
+				}
+				if built == 0 {
+					t.Errorf("in %d attempts the exiting task never ran on the goroutine that waited", attempts)
+				}
+				t.Logf("%d of %d attempts ran the exiting task on the waiting goroutine", built, attempts)
+				checkRetired(t)
+			})
+			goleak.VerifyNone(t)
+		})
+	}
+}
+
+// goexitOutside makes one attempt of TestGoexitOutsideEndsCaller and
+// reports whether the exiting task ran on the goroutine that waited.
+func goexitOutside(t *testing.T, where string) bool {
+	t.Helper()
+	var g Group
+	if where == "limited-Go" {
+		g.SetLimit(1)
+	}
+	var plainRan, exitedOn atomic.Int64
+	var after atomic.Bool
+	var callerID atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		callerID.Store(gid.Current())
+		exiting := func() error {
+			exitedOn.Store(gid.Current())
+			runtime.Goexit()
+			return nil
+		}
+		plain := func() error { plainRan.Add(1); return nil }
+		switch where {
+		case "Wait":
+			g.Go(plain, true)
+			g.Go(exiting, true)
+			g.Wait() // takes exiting back (the newest) and runs it
+		case "limited-Go":
+			g.Go(exiting, true)
+			g.Go(plain, true) // full: runs exiting while it waits
+		}
+		after.Store(true)
+	}()
+	<-done
+	onCaller := exitedOn.Load() == callerID.Load()
+	wantPlain := int64(1)
+	switch {
+	case onCaller && after.Load():
+		t.Errorf("%s: the caller went on after a task it ran called Goexit", where)
+	case onCaller && runners.has(callerID.Load()):
+		t.Errorf("%s: the ended caller is still in runners", where)
+	case onCaller && where == "limited-Go":
+		wantPlain = 0 // its Go never returned, so it was never queued
+	}
+	waitUntil(t, "the group's count reaches zero", func() bool { return g.count() == 0 })
+	if err := g.Wait(); err != nil {
+		t.Errorf("%s: Wait() = %v", where, err)
+	}
+	if got := plainRan.Load(); got != wantPlain {
+		t.Errorf("%s: %d plain tasks ran, want %d (exiting task on the caller: %v)", where, got, wantPlain, onCaller)
+	}
+	return onCaller
 }

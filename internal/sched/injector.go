@@ -1,21 +1,130 @@
 package sched
 
 import (
+	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-steal/steal/internal/gid"
 )
 
-// injector is the pool's queue for tasks submitted from goroutines that are
-// not its workers: many producers, many consumers, FIFO.
+// injector is the scheduler's queue for tasks submitted by goroutines that
+// are not workers: a fixed array of shards, each a FIFO queue. A submitter
+// pushes onto the shard that its goroutine id hashes to, so that hundreds
+// of goroutines submitting at once spread over the shards' locks instead of
+// queueing on one (ForkJoinPool shards its external submissions the same
+// way, by a per-thread probe). Workers take from every shard (takeBatch),
+// starting at a different shard each time. A submitter that then waits for
+// its group may take its own newest tasks back (unpushIf) and run them.
+//
+// The shard count is fixed when the injector is made, from the number of
+// CPUs, not from GOMAXPROCS, which may change while the process runs;
+// sharding only spreads contention, so a stale count costs nothing but
+// some of that spreading.
+type injector struct {
+	shards []queue
+	mask   uint64
+}
+
+// newInjector makes an injector with shardsFor(NumCPU) shards.
+func newInjector() injector {
+	n := shardsFor(runtime.NumCPU())
+	return injector{shards: make([]queue, n), mask: uint64(n - 1)}
+}
+
+// shardsFor returns the shard count for a machine with cpus CPUs: four per
+// CPU, so that two submitters running at once rarely share a shard (which
+// matters for unpushIf: a submitter takes back only its group's tasks, and
+// only from the newest end), rounded up to a power of two, at most
+// maxShards, which bounds a worker's scan of the shards.
+func shardsFor(cpus int) int {
+	n := 1 << bits.Len(uint(max(4*cpus, 2)-1))
+	return min(n, maxShards)
+}
+
+// shard returns the calling goroutine's shard.
+func (in *injector) shard() *queue {
+	h := uint64(gid.Current()) * 0x9E3779B97F4A7C15
+	return &in.shards[(h>>32)&in.mask]
+}
+
+// push queues j on the calling goroutine's shard.
+func (in *injector) push(j job) { in.shard().push(j) }
+
+// unpushIf takes back the newest task of the calling goroutine's shard if
+// it belongs to g, and returns its function (nil otherwise).
+func (in *injector) unpushIf(g *Group) func() error { return in.shard().unpushIf(g) }
+
+// takeBatch moves a batch of the oldest tasks of one non-empty shard into
+// dst and returns how many it moved. start picks the shard to look at
+// first; the others follow in order.
+//
+// The batch is the shard's fair share for one of workers+1 takers, at
+// least one task and at most what queue.popBatch takes (about half). A
+// burst of tiny tasks is taken in batches of up to len(dst), which
+// amortizes the shard's lock; a few tasks of a request are spread one by
+// one over the workers (and the submitter, who may take its own back),
+// so that tasks that block are not queued behind each other in one deque.
+func (in *injector) takeBatch(dst []job, start uint64, workers int) int {
+	for i := range uint64(len(in.shards)) {
+		q := &in.shards[(start+i)&in.mask]
+		n := q.len()
+		if n == 0 {
+			continue
+		}
+		share := min(max(n/(workers+1), 1), len(dst))
+		if k := q.popBatch(dst[:share]); k > 0 {
+			return k
+		}
+	}
+	return 0
+}
+
+// nonEmpty reports whether any shard holds tasks. Each shard's answer errs
+// towards non-empty (queue.nonEmpty), so a true answer may be stale, but a
+// task pushed before the call, and not taken since, is always seen: the
+// sleep protocol needs exactly that (package sleep).
+func (in *injector) nonEmpty() bool {
+	for i := range in.shards {
+		if in.shards[i].nonEmpty() {
+			return true
+		}
+	}
+	return false
+}
+
+// takenTotal returns the number of tasks consumers have taken from all
+// shards: it grows whenever a worker takes from the injector.
+func (in *injector) takenTotal() uint64 {
+	var n uint64
+	for i := range in.shards {
+		n += in.shards[i].taken.Load()
+	}
+	return n
+}
+
+// len reports about how many tasks are queued in all shards.
+func (in *injector) len() int {
+	n := 0
+	for i := range in.shards {
+		n += in.shards[i].len()
+	}
+	return n
+}
+
+// queue is one shard of the injector: many producers, many consumers,
+// FIFO, plus unpushIf, which takes the newest task back.
 //
 // It is a two-lock queue (after Michael and Scott) over a linked list of
 // fixed-size blocks. Producers serialize on tailMu and consumers on headMu,
 // so a producer never waits for a consumer or the reverse. The two sides
-// meet at two counters of the tasks ever pushed and taken:
+// meet at two counters of the tasks pushed and taken:
 //
-//   - published is written only by producers, under tailMu, with an atomic
-//     store after the task is in its slot: a consumer that loads published
-//     ≥ i+1 sees slot i written (the store synchronizes before the load).
+//   - published is written only under tailMu: by producers, with an atomic
+//     store after the task is in its slot (a consumer that loads published
+//     ≥ i+1 sees slot i written: the store synchronizes before the load),
+//     and by unpushIf, which lowers it while it holds headMu as well.
 //   - taken is written only by consumers, under headMu.
 //
 // Slot i lives in block i/blockLen at offset i%blockLen. A producer that
@@ -25,13 +134,20 @@ import (
 // consumer drops its reference to a block once it has taken all of its
 // slots, and by then the producers have moved on too, so the GC frees it.
 //
-// The counters also give the emptiness test that the sleep protocol needs:
-// nonEmpty loads both atomically (see package sleep).
-type injector struct {
+// unpushIf is the one operation that lowers published, and it holds both
+// locks: no producer is writing a slot, and no consumer is between its load
+// of published and its store of taken, so the slot it takes back is one no
+// consumer has read or will read. It lowers published only while published
+// > taken, so published ≥ taken always holds. Outside the locks published
+// may be seen to decrease; nonEmpty still finds every task it must (see
+// there).
+//
+// The zero queue is empty and ready to use.
+type queue struct {
 	_         [64]byte
-	published atomic.Uint64 // tasks pushed and visible; producers write
+	published atomic.Uint64 // tasks pushed and visible (less those taken back)
 	_         [56]byte
-	taken     atomic.Uint64 // tasks taken; consumers write
+	taken     atomic.Uint64 // tasks taken by consumers
 	_         [56]byte
 
 	tailMu  sync.Mutex
@@ -57,7 +173,7 @@ type block struct {
 }
 
 // push appends t.
-func (q *injector) push(t job) {
+func (q *queue) push(t job) {
 	q.tailMu.Lock()
 	if q.tail == nil {
 		q.lazyInit()
@@ -84,16 +200,50 @@ func (q *injector) push(t job) {
 // lazyInit makes the first block, shared by both ends. It runs under tailMu
 // before the first publish; consumers only look at head after they have
 // seen published > taken, which this publish synchronizes before.
-func (q *injector) lazyInit() {
+func (q *queue) lazyInit() {
 	b := new(block)
 	q.tail = b
 	q.head = b
 }
 
+// unpushIf removes the newest task if it belongs to g and returns its
+// function, or returns nil. A submitter calls it to run its own group's
+// tasks while it waits (the newest are most likely its own).
+//
+// It takes back only a task in the tail block (tailOff > 0): the blocks are
+// linked forwards only, and a task at the end of the previous block is
+// rare enough to leave to the workers.
+func (q *queue) unpushIf(g *Group) func() error {
+	// Cheap refusal first, without the locks: nothing queued, or the
+	// newest slot is in the previous block. These reads may be stale; the
+	// checks are repeated under the locks.
+	if !q.nonEmpty() {
+		return nil
+	}
+	q.tailMu.Lock()
+	q.headMu.Lock()
+	var f func() error
+	// Under both locks published and taken are stable: producers hold
+	// tailMu to publish, consumers hold headMu from their load of
+	// published to their store of taken.
+	if p := q.published.Load(); p > q.taken.Load() && q.tailOff > 0 {
+		s := &q.tail.slots[q.tailOff-1]
+		if s.g == g {
+			f = s.f
+			*s = job{}
+			q.tailOff--
+			q.published.Store(p - 1)
+		}
+	}
+	q.headMu.Unlock()
+	q.tailMu.Unlock()
+	return f
+}
+
 // popBatch moves up to len(dst) of the oldest tasks into dst, taking about
 // half of what is queued (at least one) so the other workers find some
 // too, and returns how many it moved.
-func (q *injector) popBatch(dst []job) int {
+func (q *queue) popBatch(dst []job) int {
 	if !q.nonEmpty() {
 		return 0
 	}
@@ -124,15 +274,18 @@ func (q *injector) popBatch(dst []job) int {
 	return k
 }
 
-// nonEmpty reports whether tasks are queued: two atomic loads, taken first
-// (so that the answer errs towards non-empty: published only grows).
-func (q *injector) nonEmpty() bool {
+// nonEmpty reports whether tasks are queued: two atomic loads, taken first.
+// A task pushed before the call and not taken since is always seen: taken
+// is loaded first and only grows, and published, loaded second, counts the
+// task (it is lowered only when the newest task is taken back, and a taken
+// back task is taken too). A true answer may be stale.
+func (q *queue) nonEmpty() bool {
 	t := q.taken.Load()
-	return q.published.Load() > t
+	return int64(q.published.Load()-t) > 0
 }
 
-// len reports about how many tasks are queued.
-func (q *injector) len() int {
+// len reports about how many tasks are queued (never negative).
+func (q *queue) len() int {
 	t := q.taken.Load()
-	return int(q.published.Load() - t)
+	return max(int(int64(q.published.Load()-t)), 0)
 }

@@ -7,14 +7,22 @@ import (
 )
 
 // fatalPanic ends the program for a task's panic the way the runtime ends it
-// for an unrecovered one: the value, the panicking goroutine's stack (taken
-// here, above the task's frames), exit status 2. It is used when tasks are
-// suspended below the panicking task on its worker goroutine, where a
-// plain panic could be recovered by one of them (see worker.call).
-func fatalPanic(v any) {
-	fmt.Fprintf(os.Stderr, "panic: %s [in a task that ran on another task's goroutine]\n\n%s", panicText(v), debug.Stack())
+// for an unrecovered one: the value, where the task ran, the panicking
+// goroutine's stack (taken here, above the task's frames), exit status 2.
+// It is used when frames of someone else's are suspended below the
+// panicking task on its goroutine, where a plain panic could be recovered
+// by them: other tasks on a worker (see worker.call), or the caller of a
+// Wait that ran the task outside the pool (see callOutside).
+func fatalPanic(v any, where string) {
+	fmt.Fprintf(os.Stderr, "panic: %s [%s]\n\n%s", panicText(v), where, debug.Stack())
 	os.Exit(2)
 }
+
+// What fatalPanic says of where the task ran.
+const (
+	onOtherTask = "in a task that ran on another task's goroutine"
+	onWaiter    = "in a task that ran on the goroutine of a Wait of its group"
+)
 
 // panicText formats a panic value as the runtime's report does.
 func panicText(v any) string {

@@ -14,9 +14,15 @@ const (
 	// smaller ones spread a slow producer's tasks more evenly.
 	injectBatch = 64
 
-	// linger is how long an idle worker sleeps before it retires, when
-	// nothing asked its pool to shut down.
+	// linger is how long an idle worker sleeps before it retires. It
+	// bounds how long workers outlive the process's last task (with the
+	// watchdog's watchQuiet ticks), and a service whose requests come less
+	// than a linger apart keeps warm workers.
 	linger = 5 * time.Millisecond
+
+	// maxShards caps the injector's shards (see shardsFor): a worker that
+	// finds its deque empty looks at every shard.
+	maxShards = 64
 
 	// submitPolls is how many rounds of 32 loads of the group's count an
 	// outside Go on a full limited group makes without yielding (when
@@ -33,4 +39,18 @@ const (
 	// before it exits (see watchdog.go).
 	watchTick  = 100 * time.Microsecond
 	watchQuiet = 20
+
+	// starveTicks is how many watchdog ticks tasks may wait in the
+	// injector with no worker taking any before the watchdog adds a
+	// worker for them (see watchdog.go); injectEvery is how often (in
+	// searches for a task) a worker looks at the injector before its own
+	// deque, so that a worker whose deque never empties still serves
+	// tasks from outside.
+	starveTicks = 10
+	injectEvery = 61
+
+	// fairExtra×GOMAXPROCS is the most workers the watchdog adds above
+	// capacity for tasks starving in the injector: enough to reach a task
+	// queued behind that many long-running tasks of other groups.
+	fairExtra = 4
 )

@@ -153,31 +153,31 @@ func (s *sampler) stop() {
 	<-s.done
 }
 
-// poolOf returns the pool g is bound to; g must have had a Go.
-func poolOf(t *testing.T, g *Group) *Pool {
-	t.Helper()
-	p := g.pool.Load()
-	if p == nil {
-		t.Fatal("group has no pool after Go")
+// poolIdle reports whether the pool has nothing left running: no worker
+// occupies a slot, no watchdog runs, no worker counts as blocked, and no
+// task is queued.
+func poolIdle() bool {
+	if global.live.Load() != 0 || global.watching.Load() || global.blocked.Load() != 0 || global.queued() != 0 {
+		return false
 	}
-	return p
-}
-
-// checkDrained asserts what an outside Wait on the owner guarantees: no
-// worker occupies a slot, no watchdog runs.
-func checkDrained(t *testing.T, p *Pool) {
-	t.Helper()
-	if n := p.live.Load(); n != 0 {
-		t.Errorf("after the owner's Wait: %d live workers, want 0", n)
-	}
-	if p.watching.Load() {
-		t.Errorf("after the owner's Wait: the watchdog still runs")
-	}
-	for _, w := range *p.slots.Load() {
+	global.mu.Lock() // occupied is guarded by mu
+	defer global.mu.Unlock()
+	for _, w := range *global.slots.Load() {
 		if w.occupied {
-			t.Errorf("after the owner's Wait: slot %d still occupied", w.index)
+			return false
 		}
 	}
+	return true
+}
+
+// checkRetired waits until the pool has gone idle (poolIdle): after the
+// last task, every worker retires once it has been idle for the linger and
+// the watchdog exits after its quiet ticks. There is no deadline but the
+// hang guard's: a worker or watchdog that never leaves fails the test with
+// a goroutine dump.
+func checkRetired(t *testing.T) {
+	t.Helper()
+	waitUntil(t, "every worker retired and the watchdog gone", poolIdle)
 }
 
 // fibGroup is fork-join recursion with a nested group per call.
@@ -201,11 +201,15 @@ func fibPlain(n int) int {
 }
 
 // ---------------------------------------------------------------------------
-// Pool lifecycle (CONTRACT §4, last point).
+// Pool lifecycle: the pool is shared by every group, starts workers on
+// demand, and after the last task its workers retire and its watchdog exits
+// by themselves (nobody shuts it down).
 
-// TestPoolShutdownAfterWait: once an outside Wait on the owner returns,
-// no worker occupies a slot and no goroutine of the pool remains.
-func TestPoolShutdownAfterWait(t *testing.T) {
+// TestPoolRetiresAfterWait: after the Wait of a top-level group returns,
+// its tasks have all run, and soon no worker occupies a slot and no
+// goroutine of the pool remains, whatever the shape of the work. A group
+// used again after Wait behaves the same.
+func TestPoolRetiresAfterWait(t *testing.T) {
 	errBoom := errors.New("boom")
 	shapes := []struct {
 		name  string
@@ -267,14 +271,16 @@ func TestPoolShutdownAfterWait(t *testing.T) {
 					var g Group
 					g.SetLimit(s.limit)
 					s.run(&g, &ran)
-					p := poolOf(t, &g)
 					if err := g.Wait(); err != s.err {
 						t.Errorf("round %d: Wait() = %v, want %v", round, err, s.err)
 					}
-					checkDrained(t, p)
 					if got := ran.Load(); got != s.want {
 						t.Errorf("round %d: %d tasks ran, want %d", round, got, s.want)
 					}
+					if c := g.count(); c != 0 {
+						t.Errorf("round %d: count %d after Wait", round, c)
+					}
+					checkRetired(t)
 				}
 				waitUntil(t, "goroutine count back to baseline", func() bool { return runtime.NumGoroutine() <= base })
 			})
@@ -283,9 +289,9 @@ func TestPoolShutdownAfterWait(t *testing.T) {
 	}
 }
 
-// TestPoolRetiresWithoutWait: the workers of a pool whose group is never
-// waited on retire after the linger; the pool starts workers again on the
-// next Go.
+// TestPoolRetiresWithoutWait: workers retire after the linger even while a
+// group that is never waited on is still in use; the pool starts workers
+// again on the group's next Go.
 func TestPoolRetiresWithoutWait(t *testing.T) {
 	guard(t, func() {
 		var g Group
@@ -303,36 +309,36 @@ func TestPoolRetiresWithoutWait(t *testing.T) {
 				return nil
 			}, true)
 		}
-		p := poolOf(t, &g)
 		wg.Wait()
-		waitUntil(t, "idle workers retire", func() bool {
-			return p.live.Load() == 0 && !p.watching.Load() && g.count() == 0
-		})
+		waitUntil(t, "idle workers retire", func() bool { return poolIdle() && g.count() == 0 })
 		if got := ran.Load(); got != 200*5 {
 			t.Errorf("%d nested tasks ran, want %d", got, 200*5)
 		}
 		goleak.VerifyNone(t)
 
-		// The pool comes back to life.
+		// The pool comes back to life: the task runs on a new worker (the
+		// test goroutine is blocked on done, not in Wait, so it cannot run
+		// the task itself).
 		done := make(chan struct{})
-		g.Go(func() error { close(done); return nil }, true)
+		var onWorker atomic.Bool
+		g.Go(func() error { onWorker.Store(current() != nil); close(done); return nil }, true)
 		<-done
-		if g.pool.Load() != p {
-			t.Errorf("the group was bound to another pool")
+		if gid.Trusted() && !onWorker.Load() {
+			t.Errorf("after the workers retired, a task did not run on a worker")
 		}
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
 		}
-		checkDrained(t, p)
+		checkRetired(t)
 	})
 	goleak.VerifyNone(t)
 }
 
-// TestPoolEscapedNestedGroup: a task of the owner makes a nested group,
-// Go's a task on it that blocks, and returns without waiting (as an
-// errgroup task may leave goroutines behind). The owner's Wait must return
-// while that task is blocked, without shutting the pool down under it;
-// once it is released, the pool drains.
+// TestPoolEscapedNestedGroup: a task makes a nested group, Go's a task on
+// it that blocks, and returns without waiting (as an errgroup task may
+// leave goroutines behind). The outer Wait must return while that task is
+// blocked, with the worker that runs it still live; once it is released,
+// the pool goes idle, whether the nested group is waited on or not.
 func TestPoolEscapedNestedGroup(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		for _, how := range []string{"linger", "wait-again"} {
@@ -352,31 +358,22 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 						return nil
 					}, true)
 					<-started
-					p := poolOf(t, &g)
-					if n.pool.Load() != p {
-						t.Fatalf("the nested group is not bound to the owner's pool")
-					}
 					if err := g.Wait(); err != nil { // must not hang
 						t.Errorf("Wait() = %v", err)
 					}
 					if nestedDone.Load() {
 						t.Fatalf("the nested task finished before it was released")
 					}
-					if p.pendingNested() <= 0 {
-						t.Errorf("pendingNested() = %d while a nested task runs", p.pendingNested())
+					if n.count() != 1 {
+						t.Errorf("nested count = %d while its task runs, want 1", n.count())
 					}
-					if p.live.Load() < 1 {
-						t.Errorf("live = %d while a nested task runs on a worker", p.live.Load())
+					if global.live.Load() < 1 {
+						t.Errorf("live = %d while a nested task runs on a worker", global.live.Load())
 					}
 					close(release)
 					switch how {
 					case "linger":
-						waitUntil(t, "nested task done and pool drained", func() bool {
-							return nestedDone.Load() && p.live.Load() == 0 && !p.watching.Load()
-						})
-						if n.count() != 0 || g.count() != 0 {
-							t.Errorf("counts after drain: nested %d, owner %d", n.count(), g.count())
-						}
+						waitUntil(t, "nested task done", func() bool { return nestedDone.Load() && n.count() == 0 })
 					case "wait-again":
 						if err := n.Wait(); err != nil {
 							t.Errorf("nested Wait() = %v", err)
@@ -384,12 +381,14 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 						if !nestedDone.Load() {
 							t.Errorf("nested Wait returned before its task finished")
 						}
-						waitUntil(t, "nested completion counted", func() bool { return p.pendingNested() == 0 })
 						if err := g.Wait(); err != nil {
 							t.Errorf("second Wait() = %v", err)
 						}
-						checkDrained(t, p)
 					}
+					if g.count() != 0 || n.count() != 0 {
+						t.Errorf("counts at the end: outer %d, nested %d", g.count(), n.count())
+					}
+					checkRetired(t)
 				})
 				goleak.VerifyNone(t)
 			})
@@ -397,8 +396,9 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 	}
 }
 
-// TestPoolConcurrentWaits: several goroutines Wait on the owner at once;
-// all return the same error and the pool is drained after each.
+// TestPoolConcurrentWaits: several goroutines Wait on one group at once
+// (each may run the group's tasks that it can reach); all return the same
+// error, and the group can be used again.
 func TestPoolConcurrentWaits(t *testing.T) {
 	errFirst := errors.New("first")
 	rounds := 20
@@ -423,7 +423,6 @@ func TestPoolConcurrentWaits(t *testing.T) {
 					return nil
 				}, true)
 			}
-			p := poolOf(t, &g)
 			const waiters = 8
 			errs := make(chan error, waiters)
 			var started sync.WaitGroup
@@ -432,8 +431,8 @@ func TestPoolConcurrentWaits(t *testing.T) {
 				go func() {
 					started.Done()
 					err := g.Wait()
-					if l := p.live.Load(); l != 0 {
-						t.Errorf("round %d: a Wait returned with %d live workers", round, l)
+					if c := g.count(); c != 0 {
+						t.Errorf("round %d: a Wait returned with count %d", round, c)
 					}
 					errs <- err
 				}()
@@ -451,23 +450,23 @@ func TestPoolConcurrentWaits(t *testing.T) {
 			if got := ran.Load(); got != tasks {
 				t.Errorf("round %d: %d tasks ran, want %d", round, got, tasks)
 			}
-			checkDrained(t, p)
-			if p.stop.Load() {
-				t.Errorf("round %d: pool still marked stopping after all Waits returned", round)
-			}
 		}
+		checkRetired(t)
 	})
 	goleak.VerifyNone(t)
 }
 
 // TestPoolReleasesClosures: once a task has run, neither the injector, nor
-// a deque, nor a free task record keeps its closure alive.
+// a deque, nor a free task record, nor a waiter that ran it keeps its
+// closure alive. Limited groups are included, so that tasks also run on the
+// goroutine of a Go that waits for a slot.
 func TestPoolReleasesClosures(t *testing.T) {
 	guard(t, func() {
 		type payload struct{ buf [64]byte }
 		const n = 500
 		ptrs := make([]weak.Pointer[payload], 0, 2*n)
-		var g Group
+		var g, limited Group
+		limited.SetLimit(2)
 		for i := range n {
 			obj := &payload{}
 			obj.buf[0] = byte(i)
@@ -481,9 +480,15 @@ func TestPoolReleasesClosures(t *testing.T) {
 				sink.Add(int64(obj.buf[1]))
 				return nil
 			}, true)
+			lobj := &payload{}
+			ptrs = append(ptrs, weak.Make(lobj))
+			limited.Go(func() error { sink.Add(int64(lobj.buf[1])); return nil }, true)
 		}
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
+		}
+		if err := limited.Wait(); err != nil {
+			t.Errorf("limited Wait() = %v", err)
 		}
 		runtime.GC()
 		runtime.GC()
@@ -494,98 +499,102 @@ func TestPoolReleasesClosures(t *testing.T) {
 			}
 		}
 		if alive != 0 {
-			t.Errorf("%d of %d task closures are still reachable after Wait", alive, n)
+			t.Errorf("%d of %d task closures are still reachable after Wait", alive, len(ptrs))
 		}
 		runtime.KeepAlive(&g)
+		runtime.KeepAlive(&limited)
+		checkRetired(t)
 	})
 	goleak.VerifyNone(t)
 }
 
 // ---------------------------------------------------------------------------
-// Routing (CONTRACT §3).
+// Routing: a Go inside a task on a worker queues on that worker's deque; a
+// Go from any other goroutine queues on the injector, in the caller's shard.
 
 // TestRoutingGoInsideTaskUsesDeque: a Go made inside a task pushes onto the
-// calling worker's deque (for the task's own group and for a nested group),
-// never onto the injector. A pool of one worker (SetLimit(1)) makes the
-// deque length deterministic.
+// calling worker's deque (for the task's own group and for a nested
+// group), never onto the injector. GOMAXPROCS 1 and an idle pool at the
+// start give one worker, so nobody steals from its deque while we look.
 func TestRoutingGoInsideTaskUsesDeque(t *testing.T) {
 	needGID(t)
+	setProcs(t, 1)
 	guard(t, func() {
+		checkRetired(t)
 		var g Group
-		g.SetLimit(1)
 		const k = 10
 		var ran atomic.Int64
-		var outerRan atomic.Bool
 		var nested atomic.Pointer[Group]
+		done := make(chan struct{})
 		g.Go(func() error {
-			outerRan.Store(true)
-			p := g.pool.Load()
+			defer close(done)
 			w := current()
-			if w == nil || w.pool != p {
-				t.Errorf("task runs on %v, want a worker of its group's pool", w)
+			if w == nil {
+				t.Errorf("task runs outside the pool, want a worker")
 				return nil
 			}
 			base := w.dq.Len()
-			var n Group
+			n := new(Group)
 			for i := range k {
 				g.Go(func() error { ran.Add(1); return nil }, true)
 				n.Go(func() error { ran.Add(1); return nil }, true)
 				if got := w.dq.Len(); got != base+2*(i+1) {
 					t.Errorf("after %d Go pairs inside a task: deque length %d, want %d", i+1, got, base+2*(i+1))
 				}
-				if p.inj.nonEmpty() {
+				if global.inj.nonEmpty() {
 					t.Errorf("a Go inside a task put a task in the injector")
 				}
 			}
-			if n.pool.Load() != p {
-				t.Errorf("nested group bound to %p, want the worker's pool %p", n.pool.Load(), p)
-			}
-			if p.owner != &g {
-				t.Errorf("pool owner is %p, want the outer group %p", p.owner, &g)
-			}
-			nested.Store(&n)
+			nested.Store(n)
 			return nil // the worker runs the queued tasks after this one
 		}, true)
+		// Not Wait yet: a Wait could take the task back from the injector
+		// and run it here, outside the pool.
+		<-done
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
 		}
-		if n := nested.Load(); n != nil {
-			if err := n.Wait(); err != nil {
-				t.Errorf("nested Wait() = %v", err)
-			}
+		n := nested.Load()
+		if n == nil {
+			t.Fatal("outer task did not run to its end")
 		}
-		if !outerRan.Load() {
-			t.Fatal("outer task did not run")
+		if err := n.Wait(); err != nil {
+			t.Errorf("nested Wait() = %v", err)
 		}
 		if got := ran.Load(); got != 2*k {
 			t.Errorf("%d inner tasks ran, want %d", got, 2*k)
 		}
+		checkRetired(t)
 	})
 	goleak.VerifyNone(t)
 }
 
 // TestRoutingNoInjectorInsideTasks: with no limit and several workers,
 // Go calls inside tasks never touch the injector (only the one outside Go
-// does, and its task has been taken by the time it runs).
+// does, and its task has been taken by the time it runs). The test
+// goroutine does not Wait until every task has run: a Wait outside the
+// pool may run tasks itself, and their Go calls are outside Go calls.
 func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 	needGID(t)
 	guard(t, func() {
 		var g Group
 		var ran atomic.Int64
-		var injected atomic.Int64
+		var injected, outside atomic.Int64
 		g.Go(func() error {
-			p := g.pool.Load()
 			var spawn func(depth int)
 			spawn = func(depth int) {
 				for range 4 {
 					g.Go(func() error {
+						if current() == nil {
+							outside.Add(1)
+						}
 						ran.Add(1)
 						if depth > 0 {
 							spawn(depth - 1)
 						}
 						return nil
 					}, true)
-					if p.inj.nonEmpty() {
+					if global.inj.nonEmpty() {
 						injected.Add(1)
 					}
 				}
@@ -593,77 +602,52 @@ func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 			spawn(3)
 			return nil
 		}, true)
+		const want = 4 + 16 + 64 + 256
+		waitUntil(t, "every task ran", func() bool { return ran.Load() == want && g.count() == 0 })
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
+		}
+		if n := outside.Load(); n != 0 {
+			t.Errorf("%d tasks ran outside the pool although nobody waited", n)
 		}
 		if n := injected.Load(); n != 0 {
 			t.Errorf("the injector held tasks after %d Go calls made inside tasks", n)
 		}
-		if got, want := ran.Load(), int64(4+16+64+256); got != want {
+		if got := ran.Load(); got != want {
 			t.Errorf("%d tasks ran, want %d", got, want)
 		}
+		checkRetired(t)
 	})
 	goleak.VerifyNone(t)
 }
 
-// TestRoutingOutsideGoUsesInjector: a Go on a nested group from a goroutine
-// that is not a worker of its pool (the test goroutine, or a worker of
-// another pool) goes to the pool's injector. The pool has one worker
-// (SetLimit(1)), held busy, so the task stays there for us to see.
+// TestRoutingOutsideGoUsesInjector: a Go from a goroutine that is not a
+// worker queues on the injector, in the caller's own shard, even for a
+// group whose other tasks run on workers. With GOMAXPROCS 1 and the only
+// worker held busy, the task stays there long enough to be seen.
 func TestRoutingOutsideGoUsesInjector(t *testing.T) {
 	needGID(t)
+	setProcs(t, 1)
 	guard(t, func() {
+		checkRetired(t)
 		var g, n Group
-		g.SetLimit(1)
-		bound, release := make(chan struct{}), make(chan struct{})
+		held, release := make(chan struct{}), make(chan struct{})
 		var ran atomic.Int64
 		g.Go(func() error {
-			n.Go(func() error { ran.Add(1); return nil }, true) // binds n to this pool
-			close(bound)
+			n.Go(func() error { ran.Add(1); return nil }, true) // from inside: a deque
+			close(held)
 			<-release
 			return nil
 		}, true)
-		<-bound
-		p := poolOf(t, &g)
-		if n.pool.Load() != p {
-			t.Fatalf("nested group not bound to the owner's pool")
-		}
-		if p.inj.nonEmpty() {
-			t.Fatalf("injector not empty before the outside Go")
-		}
+		<-held
+		mine := global.inj.shard()
+		before, total := mine.len(), global.inj.len()
 		n.Go(func() error { ran.Add(1); return nil }, true) // from outside
-		if !p.inj.nonEmpty() {
-			t.Errorf("an outside Go did not use the injector")
+		if got := mine.len(); got != before+1 {
+			t.Errorf("after an outside Go the caller's shard holds %d tasks, want %d", got, before+1)
 		}
-		if p.pendingNested() <= 0 {
-			t.Errorf("pendingNested() = %d with nested tasks queued, want > 0", p.pendingNested())
-		}
-
-		// From a worker of another pool: also the injector.
-		var other Group
-		otherDone := make(chan struct{})
-		var dqLen int = -1
-		other.Go(func() error {
-			defer close(otherDone)
-			w := current()
-			if w == nil || w.pool != other.pool.Load() {
-				t.Errorf("task of the other group not on its worker")
-				return nil
-			}
-			before := w.dq.Len()
-			n.Go(func() error { ran.Add(1); return nil }, true)
-			dqLen = w.dq.Len() - before
-			return nil
-		}, true)
-		<-otherDone
-		if dqLen != 0 {
-			t.Errorf("a Go on a group of another pool changed the caller's deque by %d", dqLen)
-		}
-		if err := other.Wait(); err != nil {
-			t.Errorf("other.Wait() = %v", err)
-		}
-		if !p.inj.nonEmpty() {
-			t.Errorf("injector empty while its only worker is held")
+		if got := global.inj.len(); got != total+1 {
+			t.Errorf("after an outside Go the injector holds %d tasks, want %d", got, total+1)
 		}
 		close(release)
 		if err := n.Wait(); err != nil {
@@ -672,101 +656,10 @@ func TestRoutingOutsideGoUsesInjector(t *testing.T) {
 		if err := g.Wait(); err != nil {
 			t.Errorf("g.Wait() = %v", err)
 		}
-		if got := ran.Load(); got != 3 {
-			t.Errorf("%d nested tasks ran, want 3", got)
+		if got := ran.Load(); got != 2 {
+			t.Errorf("%d nested tasks ran, want 2", got)
 		}
-		checkDrained(t, p)
+		checkRetired(t)
 	})
 	goleak.VerifyNone(t)
-}
-
-// TestRoutingBinding: a group whose first Go is outside owns a new pool; one
-// whose first Go is inside a task binds to that worker's pool, even with a
-// limit of its own, and tasks of both run on that pool's workers.
-func TestRoutingBinding(t *testing.T) {
-	needGID(t)
-	guard(t, func() {
-		var g Group
-		var wrongWorker atomic.Int64
-		onPool := func(p *Pool) {
-			if w := current(); w == nil || w.pool != p {
-				wrongWorker.Add(1)
-			}
-		}
-		for range 8 {
-			g.Go(func() error {
-				p := g.pool.Load()
-				onPool(p)
-				var n, m Group
-				m.SetLimit(1)
-				for range 4 {
-					n.Go(func() error { onPool(p); return nil }, true)
-					m.Go(func() error { onPool(p); return nil }, true)
-				}
-				if n.pool.Load() != p || m.pool.Load() != p {
-					t.Errorf("nested groups bound to %p and %p, want %p", n.pool.Load(), m.pool.Load(), p)
-				}
-				n.Wait()
-				m.Wait()
-				return nil
-			}, true)
-		}
-		p := poolOf(t, &g)
-		if p.owner != &g {
-			t.Errorf("a group first used outside does not own its pool")
-		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
-		if n := wrongWorker.Load(); n != 0 {
-			t.Errorf("%d tasks did not run on a worker of the pool", n)
-		}
-	})
-	goleak.VerifyNone(t)
-}
-
-// TestPoolShutdownAfterNestedGroupsClose: each task of the owner waits on a
-// nested group whose tasks other workers steal and finish. When the
-// owner's Wait returns, every nested group has closed, so the shutdown must
-// not be skipped: no worker may be left. (A nested group's close must be
-// visible to Pool.pendingNested no later than its zero count is visible to
-// the task waiting on it.)
-func TestPoolShutdownAfterNestedGroupsClose(t *testing.T) {
-	iters := 3000
-	if testing.Short() || raceEnabled {
-		iters = 1000
-	}
-	for _, procs := range []int{2, 4} {
-		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
-				left, example := 0, ""
-				for i := range iters {
-					var g Group
-					g.Go(func() error {
-						var n Group
-						n.Go(func() error { spin(20 * time.Microsecond); return nil }, true)
-						n.Go(func() error { spin(20 * time.Microsecond); return nil }, true)
-						return n.Wait()
-					}, true)
-					if err := g.Wait(); err != nil {
-						t.Fatalf("Wait() = %v", err)
-					}
-					p := g.pool.Load()
-					if l := p.live.Load(); l != 0 {
-						pn := p.pendingNested()
-						waitUntil(t, "workers retire", func() bool { return p.live.Load() == 0 })
-						if left++; left == 1 {
-							example = fmt.Sprintf("iteration %d: %d live workers, pendingNested() = %d then, %d once they retired",
-								i, l, pn, p.pendingNested())
-						}
-					}
-				}
-				if left != 0 {
-					t.Errorf("%d of %d owner Waits returned with workers left; first: %s", left, iters, example)
-				}
-			})
-			goleak.VerifyNone(t)
-		})
-	}
 }

@@ -19,11 +19,14 @@ type task struct {
 	// claimed it, while the worker that did claim it may already be reusing
 	// the record. f is read only by whoever claimed the task.
 	g atomic.Pointer[Group]
+	// injected: the task came from the injector (see worker.finished).
+	// Read, like f, only by whoever claimed the task.
+	injected bool
 }
 
 // newTask takes a record from the worker's free list, or allocates one.
 // Owner only.
-func (w *worker) newTask(f func() error, g *Group) *task {
+func (w *worker) newTask(f func() error, g *Group, injected bool) *task {
 	var t *task
 	if n := len(w.free); n > 0 {
 		t = w.free[n-1]
@@ -33,6 +36,7 @@ func (w *worker) newTask(f func() error, g *Group) *task {
 	}
 	t.f = f
 	t.g.Store(g)
+	t.injected = injected
 	return t
 }
 

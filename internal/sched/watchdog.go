@@ -6,10 +6,7 @@ import (
 	"time"
 )
 
-// The watchdog keeps a pool from starving. (A pool whose size is already
-// its hard maximum, a group limited to at most GOMAXPROCS, has nothing to
-// add for blocked tasks, and runs a watchdog only while some of its workers
-// are blocked in our waits, to top it up to capacity.)
+// The watchdog keeps the pool from starving.
 //
 // errgroup runs every task at once, so its users write tasks that wait for
 // each other: a task blocks on a channel that a later task closes, eight
@@ -33,9 +30,17 @@ import (
 // once, or wrong for long CPU-bound tasks, which start nothing for a long
 // time while doing useful work.
 //
-// The watchdog is a goroutine that exists only while its pool is saturated:
+// The watchdog is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
-// after watchQuiet ticks without saturation, or when the pool shuts down.
+// after watchQuiet ticks without saturation. Each tick also samples
+// GOMAXPROCS (Pool.refreshSize), so a saturated pool grows within a tick
+// when GOMAXPROCS goes up.
+// A third rule keeps tasks from outside from starving behind long tasks of
+// other groups: when the injector holds tasks that no worker has taken for
+// starveTicks ticks, it adds a worker (at most fairExtra×GOMAXPROCS of them
+// above capacity), which takes from the injector before anything else; the Go
+// scheduler then shares the CPUs between it and the busy workers.
+//
 // On each tick that finds the pool saturated with idle CPUs it adds
 // workers above the pool's capacity (see Pool.spawnExtra): as many as there
 // are idle CPUs, or, when no goroutine at all is running (every worker is
@@ -47,20 +52,19 @@ import (
 // watch starts the watchdog unless it runs. Called by posters that found
 // the pool saturated (all workers busy, no room to start another).
 func (p *Pool) watch() {
-	if p.watching.Load() || p.size == p.hardMax && p.blocked.Load() == 0 {
+	if p.watching.Load() {
 		return // one atomic load on the common path
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.watching.Load() || p.stop.Load() {
+	if p.watching.Load() {
 		return
 	}
 	p.watching.Store(true)
-	p.watchExit = make(chan struct{})
-	go p.watchdog(p.watchExit)
+	go p.watchdog()
 }
 
-func (p *Pool) watchdog(exit chan struct{}) {
+func (p *Pool) watchdog() {
 	samples := []metrics.Sample{
 		{Name: "/sched/goroutines/running:goroutines"},
 		{Name: "/sched/goroutines/runnable:goroutines"},
@@ -76,14 +80,13 @@ func (p *Pool) watchdog(exit chan struct{}) {
 	timer := time.NewTimer(watchTick)
 	defer timer.Stop()
 	quiet := 0
+	stalled, lastTaken := 0, p.inj.takenTotal()
 	for first := true; ; first = false {
 		if !first {
 			<-timer.C
 			timer.Reset(watchTick)
 		}
-		if p.stop.Load() {
-			break
-		}
+		procs := int(p.refreshSize())
 		queued := p.queued()
 		if queued == 0 || p.sleep.Load().Inactive() > 0 {
 			if quiet++; quiet < watchQuiet {
@@ -103,6 +106,23 @@ func (p *Pool) watchdog(exit chan struct{}) {
 			continue
 		}
 		quiet = 0
+		// Fairness: tasks wait in the injector and no worker has taken
+		// one for starveTicks ticks. Every worker is busy with tasks of
+		// other groups, in its own deque or in a helping Wait (where it
+		// runs only the waited group's tasks), and may stay so for long:
+		// add a worker for the injector, up to fairExtra×size of them
+		// above capacity. CPU-bound work keeps taking from the injector as long
+		// as it is fed from outside, so this does not grow a pool that
+		// makes progress.
+		if taken := p.inj.takenTotal(); taken != lastTaken || !p.inj.nonEmpty() {
+			stalled, lastTaken = 0, taken
+		} else if stalled++; stalled >= starveTicks {
+			stalled = 0
+			if p.live.Load() < p.capacity()+fairExtra*p.size.Load() {
+				p.spawnExtra(1)
+				continue
+			}
+		}
 		if p.live.Load() < p.capacity() {
 			// Below capacity (workers retired, or tasks arrived in
 			// deques without a post that could start one): fill up.
@@ -112,11 +132,16 @@ func (p *Pool) watchdog(exit chan struct{}) {
 		metrics.Read(samples)
 		running := int(samples[0].Value.Uint64()) - 1 // not counting ourselves
 		runnable := int(samples[1].Value.Uint64())
-		procs := runtime.GOMAXPROCS(0)
 		if runnable > 0 || running >= procs {
 			continue // CPU-bound: more workers would not help
 		}
-		add := procs - max(running, 0)
+		// Some CPUs are idle although every worker is busy: the busy
+		// workers are blocked. Add as many workers as there are idle
+		// CPUs, or as many as there are already, whichever is more: when
+		// the new ones block as well (a fan-out of blocking calls), the
+		// pool doubles every tick, and when they keep the CPUs busy, the
+		// next tick adds none.
+		add := max(procs-max(running, 0), int(p.live.Load()))
 		if running <= 0 {
 			// Nothing runs at all: every worker is blocked, and errgroup
 			// would have every queued task running by now. Start one
@@ -127,21 +152,4 @@ func (p *Pool) watchdog(exit chan struct{}) {
 		}
 		p.spawnExtra(min(add, queued))
 	}
-	p.mu.Lock()
-	if p.watchExit == exit {
-		p.watching.Store(false)
-		p.watchExit = nil
-	}
-	p.mu.Unlock()
-	close(exit)
-}
-
-// queued estimates the number of queued tasks: the injector's and the
-// deques'. Racy by nature; only the watchdog uses it.
-func (p *Pool) queued() int {
-	n := p.inj.len()
-	for _, w := range *p.slots.Load() {
-		n += w.dq.Len()
-	}
-	return n
 }

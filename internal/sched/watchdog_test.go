@@ -11,14 +11,21 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Compensation for blocked workers (CONTRACT §4, second point). No test
-// here measures time: each one waits (under the hang guard) for what must
-// eventually happen, or samples a bound that must always hold.
+// Compensation for blocked workers: the pool grows while its workers are
+// blocked and tasks wait, and only then. No test here measures time: each
+// one waits (under the hang guard) for what must eventually happen, or
+// samples a bound that must always hold.
+//
+// A Wait outside the pool runs the group's tasks that it can reach, which
+// could stand in for the growth under test (the test goroutine would run
+// the task that unblocks the others). So these tests wait for their tasks
+// by other means (a channel, a count) before they call Wait.
 
 // chainTasks returns n task functions where task i waits until task i+1
 // has finished: run in submission order on a fixed number of workers, they
-// stall unless the pool adds workers.
-func chainTasks(n int, ran *atomic.Int64) []func() error {
+// stall unless the pool adds workers. The channel is closed when task 0,
+// the last to finish, has.
+func chainTasks(n int, ran *atomic.Int64) ([]func() error, chan struct{}) {
 	done := make([]chan struct{}, n)
 	for i := range done {
 		done[i] = make(chan struct{})
@@ -34,7 +41,7 @@ func chainTasks(n int, ran *atomic.Int64) []func() error {
 			return nil
 		}
 	}
-	return fs
+	return fs, done[0]
 }
 
 // TestWatchdogChain: 64 tasks, each waiting for the one submitted after it,
@@ -48,7 +55,7 @@ func TestWatchdogChain(t *testing.T) {
 				guard(t, func() {
 					var g Group
 					var ran atomic.Int64
-					fs := chainTasks(n, &ran)
+					fs, last := chainTasks(n, &ran)
 					switch from {
 					case "outside":
 						for _, f := range fs {
@@ -63,14 +70,14 @@ func TestWatchdogChain(t *testing.T) {
 							return m.Wait()
 						}, true)
 					}
-					p := poolOf(t, &g)
+					<-last
 					if err := g.Wait(); err != nil {
 						t.Errorf("Wait() = %v", err)
 					}
 					if got := ran.Load(); got != n {
 						t.Errorf("%d of %d tasks ran", got, n)
 					}
-					checkDrained(t, p)
+					checkRetired(t)
 				})
 				goleak.VerifyNone(t)
 			})
@@ -99,11 +106,11 @@ func TestWatchdogFanOutBlocking(t *testing.T) {
 						return nil
 					}, true)
 				}
-				p := poolOf(t, &g)
+				<-all
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkDrained(t, p)
+				checkRetired(t)
 			})
 			goleak.VerifyNone(t)
 		})
@@ -117,7 +124,7 @@ func spin(d time.Duration) {
 }
 
 // TestWatchdogCPUBoundStaysSmall: thousands of CPU-bound tasks must not
-// grow the pool past GOMAXPROCS plus a few workers (CONTRACT §4).
+// grow the pool past GOMAXPROCS plus a few workers.
 func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 	const procs = 2
 	n := 4000
@@ -128,6 +135,7 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 		t.Run(from, func(t *testing.T) {
 			setProcs(t, procs)
 			guard(t, func() {
+				checkRetired(t)
 				base := runtime.NumGoroutine()
 				var g Group
 				var ran atomic.Int64
@@ -136,15 +144,11 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 					ran.Add(1)
 					return nil
 				}
-				first := make(chan struct{})
-				g.Go(func() error { <-first; return nil }, true)
-				p := poolOf(t, &g)
 				var live, gor maxGauge
 				s := startSampler(func() {
-					live.observe(int64(p.live.Load()))
+					live.observe(int64(global.live.Load()))
 					gor.observe(int64(runtime.NumGoroutine()))
 				})
-				close(first)
 				switch from {
 				case "outside":
 					for range n {
@@ -178,7 +182,7 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 					t.Errorf("CPU-bound tasks: up to %d goroutines, want ≤ %d (baseline %d + sampler + watchdog + GOMAXPROCS+3)",
 						hi, int64(base)+2+limit, base)
 				}
-				checkDrained(t, p)
+				checkRetired(t)
 			})
 			goleak.VerifyNone(t)
 		})
@@ -186,9 +190,9 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 }
 
 // TestWatchdogExtraWorkersRetire: a burst of blocking tasks makes the pool
-// grow past its size; once the burst ends, the extra workers retire, while
-// the group is still in use (no Wait yet): when the pool goes idle, and
-// while bursts of short tasks keep waking its workers (so that retiring
+// grow past GOMAXPROCS; once the burst ends, the extra workers retire,
+// while the group is still in use (no Wait yet): when the pool goes idle,
+// and while bursts of short tasks keep waking its workers (so that retiring
 // only after a linger spent asleep would not shrink it).
 func TestWatchdogExtraWorkersRetire(t *testing.T) {
 	const procs, n = 2, 32
@@ -209,16 +213,15 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 						return nil
 					}, true)
 				}
-				p := poolOf(t, &g)
 				waitUntil(t, "every blocking task started", func() bool { return started.Load() == n })
-				if l := p.live.Load(); l <= p.size {
-					t.Errorf("%d blocking tasks run with %d live workers, size %d", n, l, p.size)
+				if l := global.live.Load(); l <= procs {
+					t.Errorf("%d blocking tasks run with %d live workers, GOMAXPROCS %d", n, l, procs)
 				}
 				close(gate)
 				burst.Wait()
 				switch after {
 				case "idle":
-					waitUntil(t, "extra workers retire", func() bool { return p.live.Load() <= p.size })
+					waitUntil(t, "extra workers retire", func() bool { return global.live.Load() <= procs })
 				case "busy":
 					var ran atomic.Int64
 					submitted := int64(0)
@@ -227,14 +230,14 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 							g.Go(func() error { spin(20 * time.Microsecond); ran.Add(1); return nil }, true)
 							submitted++
 						}
-						return p.live.Load() <= p.size
+						return global.live.Load() <= procs
 					})
 					waitUntil(t, "bursts done", func() bool { return ran.Load() == submitted })
 				}
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkDrained(t, p)
+				checkRetired(t)
 			})
 			goleak.VerifyNone(t)
 		})
@@ -256,86 +259,136 @@ func TestWatchdogRestarts(t *testing.T) {
 				for range procs {
 					g.Go(func() error { started.Add(1); <-gate; return nil }, true)
 				}
-				p := poolOf(t, &g)
 				waitUntil(t, "every worker blocked, the watchdog gone, no extra worker", func() bool {
-					return started.Load() == int64(procs) && !p.watching.Load() && p.live.Load() == p.size
+					return started.Load() == int64(procs) && !global.watching.Load() && global.live.Load() == int32(procs)
 				})
 				g.Go(func() error { close(gate); return nil }, true)
+				<-gate // not Wait, which could run the task itself
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkDrained(t, p)
+				checkRetired(t)
 			})
 			goleak.VerifyNone(t)
 		})
 	}
 }
 
-// TestBlockedOnOtherPool: a worker that blocks in a Wait (or in a Go at the
-// limit) on a group of another pool counts as blocked, which raises its
-// pool's capacity, so tasks queued behind it still run; once it returns,
-// the count goes back.
-func TestBlockedOnOtherPool(t *testing.T) {
+// TestBlockedInWait: a worker that blocks in a Wait on a group whose tasks
+// run elsewhere counts as blocked, which raises the pool's capacity, so
+// tasks queued behind it still run; once it returns, the count goes back.
+func TestBlockedInWait(t *testing.T) {
 	needGID(t)
-	for _, how := range []string{"Wait", "Go-at-limit"} {
-		for _, limit := range []int{-1, 2} {
-			t.Run(fmt.Sprintf("%s/limit=%d", how, limit), func(t *testing.T) {
-				setProcs(t, 1) // size 1: the only worker blocks
-				guard(t, func() {
-					var other Group
-					otherGate := make(chan struct{})
-					if how == "Go-at-limit" {
-						other.SetLimit(1)
-					}
-					other.Go(func() error { <-otherGate; return nil }, true)
+	setProcs(t, 1)
+	guard(t, func() {
+		checkRetired(t)
+		var other Group
+		otherGate, otherStarted := make(chan struct{}), make(chan struct{})
+		other.Go(func() error { close(otherStarted); <-otherGate; return nil }, true)
+		<-otherStarted // on a worker, so the Wait below has nothing to help with
 
-					var g Group
-					g.SetLimit(limit)
-					inWait := make(chan struct{})
-					var otherRan atomic.Bool
+		var g Group
+		inWait := make(chan struct{})
+		var waiterOnWorker atomic.Bool
+		g.Go(func() error {
+			waiterOnWorker.Store(current() != nil)
+			close(inWait)
+			other.Wait()
+			return nil
+		}, true)
+		<-inWait
+		if !waiterOnWorker.Load() {
+			t.Fatalf("the waiting task does not run on a worker")
+		}
+		waitUntil(t, "the worker counts as blocked", func() bool { return global.blocked.Load() == 1 })
+		if c, want := global.capacity(), global.size.Load()+1; c != want {
+			t.Errorf("capacity() = %d with one worker blocked, want %d", c, want)
+		}
+		if hi := global.blockedHi.Load(); hi < 1 {
+			t.Errorf("blockedHi = %d with one worker blocked", hi)
+		}
+		const behind = 10
+		var ran atomic.Int64
+		for range behind {
+			g.Go(func() error { ran.Add(1); return nil }, true)
+		}
+		waitUntil(t, "tasks queued behind the blocked worker run", func() bool { return ran.Load() == behind })
+		if b := global.blocked.Load(); b != 1 {
+			t.Errorf("blocked = %d while the worker still waits", b)
+		}
+		close(otherGate)
+		if err := g.Wait(); err != nil {
+			t.Errorf("Wait() = %v", err)
+		}
+		if err := other.Wait(); err != nil {
+			t.Errorf("other.Wait() = %v", err)
+		}
+		if b := global.blocked.Load(); b != 0 {
+			t.Errorf("blocked = %d after the wait ended", b)
+		}
+		checkRetired(t)
+	})
+	goleak.VerifyNone(t)
+}
+
+// TestGoInTaskOnFullGroupDoesNotBlock: a Go made inside a task on a full
+// limited group whose slots are held by tasks running elsewhere does not
+// wait for a slot (the slot holders might be waiting for the caller): it
+// queues the task above the limit and returns, and at most limit of the
+// group's tasks execute at once all the same.
+func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
+	needGID(t)
+	for _, limit := range []int{1, 2} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			guard(t, func() {
+				var g Group
+				g.SetLimit(limit)
+				var holders atomic.Int64
+				var running maxGauge
+				// The holders wait for the task below, which calls g.Go:
+				// errgroup's Go would block there, waiting for a slot that
+				// only its own return frees.
+				submitted := make(chan struct{})
+				for range limit {
 					g.Go(func() error {
-						close(inWait)
-						switch how {
-						case "Wait":
-							other.Wait()
-						case "Go-at-limit":
-							other.Go(func() error { otherRan.Store(true); return nil }, true)
-						}
+						running.enter()
+						defer running.exit()
+						holders.Add(1)
+						<-submitted
 						return nil
 					}, true)
-					<-inWait
-					p := poolOf(t, &g)
-					waitUntil(t, "the worker counts as blocked", func() bool { return p.blocked.Load() == 1 })
-					if c, want := p.capacity(), min(p.size+1, p.hardMax); c != want {
-						t.Errorf("capacity() = %d with one worker blocked, want %d", c, want)
+				}
+				waitUntil(t, "the holders hold every slot", func() bool { return holders.Load() == int64(limit) })
+				var extraRan atomic.Int64
+				var other Group
+				other.Go(func() error {
+					for range 5 {
+						g.Go(func() error {
+							running.enter()
+							defer running.exit()
+							extraRan.Add(1)
+							return nil
+						}, true)
 					}
-					const behind = 10
-					var ran atomic.Int64
-					for range behind {
-						g.Go(func() error { ran.Add(1); return nil }, true)
-					}
-					waitUntil(t, "tasks queued behind the blocked worker run", func() bool { return ran.Load() == behind })
-					if p.blocked.Load() != 1 {
-						t.Errorf("blocked = %d while the worker still waits", p.blocked.Load())
-					}
-					close(otherGate)
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v", err)
-					}
-					if b := p.blocked.Load(); b != 0 {
-						t.Errorf("blocked = %d after the wait ended", b)
-					}
-					checkDrained(t, p)
-					if err := other.Wait(); err != nil {
-						t.Errorf("other.Wait() = %v", err)
-					}
-					if how == "Go-at-limit" && !otherRan.Load() {
-						t.Errorf("the task a worker submitted to the other group did not run")
-					}
-					checkDrained(t, other.pool.Load())
-				})
-				goleak.VerifyNone(t)
+					close(submitted)
+					return nil
+				}, true)
+				<-submitted
+				if err := other.Wait(); err != nil {
+					t.Errorf("other.Wait() = %v", err)
+				}
+				if err := g.Wait(); err != nil {
+					t.Errorf("Wait() = %v", err)
+				}
+				if got := extraRan.Load(); got != 5 {
+					t.Errorf("%d of the tasks queued above the limit ran, want 5", got)
+				}
+				if hi := running.hi.Load(); hi > int64(limit) {
+					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
+				}
+				checkRetired(t)
 			})
-		}
+			goleak.VerifyNone(t)
+		})
 	}
 }

@@ -1,21 +1,20 @@
 package sched
 
 import (
-	"sync/atomic"
-
 	"github.com/go-steal/steal/internal/deque"
 	"github.com/go-steal/steal/internal/sleep"
 )
 
-// worker is one slot of a pool and, while occupied, the goroutine that runs
-// in it. Fields without a comment belong to that goroutine alone.
+// worker is one slot of the pool and, while occupied, the goroutine that
+// runs in it. Fields without a comment belong to that goroutine alone.
 type worker struct {
 	pool  *Pool
 	index int
 
 	// dq holds tasks pushed by this worker (Go calls made in its tasks, and
-	// batches taken from the injector). The occupant pushes and pops; any
-	// worker of the pool steals.
+	// batches taken from the injector). The occupant pushes and pops; other
+	// workers steal, and so does a goroutine waiting outside the pool for
+	// a group whose task is oldest here (Group.helpOutside).
 	dq deque.Deque[task]
 
 	// occupied is guarded by pool.mu.
@@ -30,18 +29,13 @@ type worker struct {
 	cur     *Group
 	curDone int64
 
+	finds  uint32  // calls of find, for its periodic look at the injector
 	goexit bool    // a task called runtime.Goexit; run replaces the goroutine
 	victim *worker // whom the last find stole from, or nil
 	depth  int     // tasks executing on this goroutine (nested by Wait and Go)
 
-	doneFn     func() bool // pool.stop.Load, bound once
+	surplusFn  func() bool // pool.surplus, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
-
-	// Nested groups this worker opened (a Go took the count from 0 to 1)
-	// and closed (a flush took it to 0); written by the occupant only, read
-	// by Pool.pendingNested.
-	nestedOpened atomic.Int64
-	nestedClosed atomic.Int64
 }
 
 // run is the body of a worker goroutine.
@@ -61,7 +55,7 @@ func (w *worker) run(idle sleep.Idle) {
 			w.foundWork(&idle)
 			for ; t != nil; t = w.find() {
 				w.execute(t)
-				if p.live.Load() > p.capacity() {
+				if p.surplus() {
 					break // a replacement whose worker is back: retire now
 				}
 			}
@@ -69,13 +63,16 @@ func (w *worker) run(idle sleep.Idle) {
 			idle = p.sleep.StartLooking(w.index)
 			continue
 		}
-		if p.stop.Load() || p.live.Load() > p.capacity() {
+		if p.surplus() {
 			if released = w.retire(&idle); released {
 				return
 			}
 			continue
 		}
-		switch p.sleep.NoWorkFound(&idle, w.doneFn, w.injectedFn, linger) {
+		// Surplus is NoWorkFound's done condition only to save a linger:
+		// nobody wakes a sleeper when the pool turns surplus (a blocked
+		// worker coming back); it retires when its linger ends anyway.
+		switch p.sleep.NoWorkFound(&idle, w.surplusFn, w.injectedFn, linger) {
 		case sleep.Done, sleep.Lingered:
 			if released = w.retire(&idle); released {
 				return
@@ -137,9 +134,16 @@ func (w *worker) retire(idle *sleep.Idle) bool {
 }
 
 // find looks for a task: own deque (newest first), then a batch from the
-// injector, then the oldest task of a random other worker.
+// injector, then the oldest task of a random other worker. Every
+// injectEvery searches it looks at the injector first, so that tasks from
+// outside are not starved by a deque that never empties.
 func (w *worker) find() *task {
 	w.victim = nil
+	if w.finds++; w.finds%injectEvery == 0 {
+		if t := w.takeInjected(); t != nil {
+			return t
+		}
+	}
 	if t := w.dq.Pop(); t != nil {
 		return t
 	}
@@ -149,10 +153,11 @@ func (w *worker) find() *task {
 	return w.steal()
 }
 
-// takeInjected moves a batch of injected tasks into the deque and returns
-// the oldest of them to run now.
+// takeInjected moves a batch of injected tasks (from one shard of the
+// injector, starting the search at a random shard) into the deque and
+// returns the oldest of them to run now.
 func (w *worker) takeInjected() *task {
-	n := w.pool.inj.popBatch(w.batch[:])
+	n := w.pool.inj.takeBatch(w.batch[:], w.random(), int(w.pool.live.Load()))
 	if n == 0 {
 		return nil
 	}
@@ -160,7 +165,7 @@ func (w *worker) takeInjected() *task {
 	// in first.
 	wasEmpty := w.dq.Len() == 0
 	for i := n - 1; i >= 1; i-- {
-		w.dq.Push(w.newTask(w.batch[i].f, w.batch[i].g))
+		w.dq.Push(w.newTask(w.batch[i].f, w.batch[i].g, true))
 		w.batch[i] = job{}
 	}
 	if n > 1 {
@@ -170,7 +175,7 @@ func (w *worker) takeInjected() *task {
 		// queued behind a task that blocks.
 		w.pool.sleep.NewInternalJobs(n-1, wasEmpty)
 	}
-	t := w.newTask(w.batch[0].f, w.batch[0].g)
+	t := w.newTask(w.batch[0].f, w.batch[0].g, true)
 	w.batch[0] = job{}
 	return t
 }
@@ -233,7 +238,7 @@ func (w *worker) random() uint64 {
 
 // execute runs t and accounts for its completion.
 func (w *worker) execute(t *task) {
-	f, g := t.f, t.g.Load()
+	f, g, injected := t.f, t.g.Load(), t.injected
 	w.freeTask(t)
 	if g != w.cur {
 		// Before running a task of another group, which may run long or
@@ -243,7 +248,7 @@ func (w *worker) execute(t *task) {
 		w.cur = g
 	}
 	if g.skips() {
-		g.drop(w)
+		g.drop(w, injected)
 		return
 	}
 	// Whether the task took a running slot is remembered with the task,
@@ -257,7 +262,7 @@ func (w *worker) execute(t *task) {
 		admitted = true
 	}
 	w.call(f, g, admitted)
-	w.finished(g, admitted)
+	w.finished(g, admitted, injected)
 }
 
 // call runs f.
@@ -291,7 +296,7 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 		if normalReturn || recovered {
 			return
 		}
-		w.finished(g, admitted)
+		w.finished(g, admitted, false)
 		w.goexit = true
 	}()
 	w.depth++
@@ -303,7 +308,7 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 			}
 			if r := recover(); r != nil {
 				handled = true
-				w.taskPanicked(g, r)
+				g.taskPanicked(r, w.crashHow())
 			}
 		}()
 		if err := f(); err != nil {
@@ -314,22 +319,34 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 	if !normalReturn {
 		recovered = true
 		if !handled {
-			w.taskPanicked(g, nil) // panic(nil) under GODEBUG=panicnil=1
+			g.taskPanicked(nil, w.crashHow()) // panic(nil) under GODEBUG=panicnil=1
 		}
 	}
 }
 
-// repanic raises a task's panic again (see call).
-func (w *worker) repanic(v any) {
+// crashHow tells taskPanicked how a task's panic must crash the program
+// (see call): "" to raise it again, for a task that is the only one on
+// the goroutine; otherwise what fatalPanic should say.
+func (w *worker) crashHow() string {
 	if w.depth > 1 {
-		fatalPanic(v)
+		return onOtherTask
 	}
-	panic(v)
+	return ""
 }
 
 // finished accounts for the end of a task of g that ran on w; admitted
-// tells whether it held one of g's running slots.
-func (w *worker) finished(g *Group, admitted bool) {
+// tells whether it held one of g's running slots, injected whether it came
+// from the injector.
+//
+// Completions of injected tasks of an unlimited group are batched: a run of
+// them finishes with one atomic operation on the group's count (flush),
+// made before the worker runs a task of another group, waits or goes idle.
+// Such a group is waited for outside the pool, by a goroutine that parks
+// until the count is zero, so the delay costs it nothing. Every other
+// completion is settled at once: a limited group hands out slots as tasks
+// finish, and a group whose tasks were pushed on a worker is most often
+// waited for by a worker that is helping and checks the count.
+func (w *worker) finished(g *Group, admitted, injected bool) {
 	if admitted {
 		g.stopRunning(w)
 	}
@@ -343,9 +360,7 @@ func (w *worker) finished(g *Group, admitted bool) {
 		w.cur = g
 	}
 	w.curDone++
-	if admitted || g.limit > 0 || g.pool.Load().owner != g {
-		// Limited groups hand out slots, and nested groups are waited for
-		// by a worker that checks the count: settle at once.
+	if !injected || admitted || g.limit > 0 {
 		w.flush()
 	}
 }
@@ -357,19 +372,13 @@ func (w *worker) flush() {
 	}
 	g, k := w.cur, w.curDone
 	w.curDone = 0
-	// Read what we need of g before the subtraction: once it lets Wait
-	// return, the owner may call SetLimit, which may reset g.pool.
-	if g.pool.Load().owner != g {
-		g.finishNested(k, w)
-	} else {
-		g.finish(k)
-	}
+	g.finish(k)
 }
 
 // pushLocal queues a task of g on this worker's deque.
 func (w *worker) pushLocal(f func() error, g *Group) {
 	wasEmpty := w.dq.Len() == 0
-	w.dq.Push(w.newTask(f, g))
+	w.dq.Push(w.newTask(f, g, false))
 	// After the push (package sleep): wake a sleeper if one should steal.
 	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
 	w.pool.maybeSpawn(c)
@@ -415,10 +424,9 @@ func (w *worker) help(g *Group) {
 }
 
 // block tells the pool that this worker is about to block in one of our
-// waits (a Wait with nothing left to help with, or a Wait or limited Go on
-// a group of another pool), so that the pool may run another worker
-// meanwhile, within its hardMax. If tasks are queued, a replacement starts
-// at once.
+// waits (a Wait with nothing left to help with), so that the pool may run
+// another worker meanwhile. If tasks are queued, a replacement starts at
+// once.
 func (w *worker) block() {
 	p := w.pool
 	b := p.blocked.Add(1)

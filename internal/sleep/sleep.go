@@ -63,16 +63,18 @@ const (
 type Sleep struct {
 	c counters
 
-	// sleepers is replaced, never modified in place, by Grow: a reader
-	// that loaded the old slice sees every slot that existed then, each
-	// slot is a pointer that stays valid, and a slot added later belongs
-	// to a worker that did not exist when the reader loaded the slice.
+	// sleepers is replaced by Grow, never modified below its length: a
+	// reader that loaded the old slice sees every slot that existed then,
+	// each slot is a pointer that stays valid, and a slot added later
+	// belongs to a worker that did not exist when the reader loaded the
+	// slice.
 	sleepers atomic.Pointer[[]*sleeper]
 	growMu   sync.Mutex
 
-	// spin: GOMAXPROCS was above 1 when New ran (see SpinRounds). Sampled
-	// once: runtime.GOMAXPROCS takes the scheduler's lock.
-	spin bool
+	// spin: GOMAXPROCS was above 1 when last sampled (see SpinRounds):
+	// by New, then by whoever calls SetSpin. runtime.GOMAXPROCS takes the
+	// scheduler's lock, so it is not asked on every idle round.
+	spin atomic.Bool
 }
 
 // sleeper is the parking place of one worker. blocked is guarded by mu; it
@@ -100,7 +102,8 @@ type sleeper struct {
 
 // New returns a Sleep with n worker slots.
 func New(n int) *Sleep {
-	s := &Sleep{spin: runtime.GOMAXPROCS(0) > 1}
+	s := new(Sleep)
+	s.spin.Store(runtime.GOMAXPROCS(0) > 1)
 	s.sleepers.Store(new([]*sleeper))
 	s.Grow(n)
 	return s
@@ -117,13 +120,21 @@ func (s *Sleep) Grow(n int) {
 	if n <= len(old) {
 		return
 	}
-	grown := make([]*sleeper, n, max(n, 2*len(old)))
-	copy(grown, old)
-	for i := len(old); i < n; i++ {
-		grown[i] = &sleeper{wake: make(chan struct{}, 1)}
+	// Append in place when the array has room: readers of the old slice
+	// read only its first len(old) elements, which stay as they are, so
+	// writing past them races with nobody, and growing one slot at a
+	// time stays amortized O(1) instead of copying every slot each time.
+	grown := old
+	for len(grown) < n {
+		grown = append(grown, &sleeper{wake: make(chan struct{}, 1)})
 	}
 	s.sleepers.Store(&grown)
 }
+
+// SetSpin says whether idle workers spin before they yield (see
+// SpinRounds): they should when GOMAXPROCS > 1. The owner of the Sleep
+// calls it when it learns that GOMAXPROCS changed.
+func (s *Sleep) SetSpin(on bool) { s.spin.Store(on) }
 
 // Workers reports the number of worker slots.
 func (s *Sleep) Workers() int { return len(*s.sleepers.Load()) }
@@ -199,7 +210,7 @@ func (s *Sleep) StopLooking(idle *Idle) Counters {
 // returns Lingered. linger ≤ 0 sleeps until woken.
 func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.Duration) Outcome {
 	switch {
-	case idle.rounds < SpinRounds && s.spin:
+	case idle.rounds < SpinRounds && s.spin.Load():
 		idle.rounds++
 		return Search
 	case idle.rounds < Rounds:

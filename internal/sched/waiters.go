@@ -1,0 +1,96 @@
+package sched
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// Goroutines that park on a group (a Wait that has nothing left to help
+// with, a Go from outside on a full limited group) wait in a table shared
+// by all groups, hashed by the group's address, the way the runtime's
+// semaphores wait in a table hashed by the semaphore's address. A group
+// therefore carries no waiter list of its own, and making one that is
+// waited for allocates nothing.
+//
+// The protocol has two sides, which meet at the group's state word:
+//
+//   - A parker locks its bucket, sets its flag bit in the state (bitDone
+//     or bitSlot) with an atomic Or, and looks at the state that the Or
+//     returned: if its condition no longer holds, it leaves; otherwise it
+//     adds itself to the bucket, unlocks, and blocks on its channel.
+//   - A finisher subtracts from the state; if the result has the flag bit
+//     set and the condition is met, it locks the bucket, clears the bit,
+//     and wakes every waiter of that group and kind.
+//
+// The Or and the subtraction are atomic operations on one word, so one
+// comes first. If the subtraction does, the parker's Or returns the new
+// count and it does not block. If the Or does, the subtraction returns the
+// bit set, and the finisher takes the bucket lock, which it gets only after
+// the parker has registered. A woken waiter looks at the state again and
+// parks again if it must (another Go may have raced in).
+
+// waitBucketBits is log2 of the table's size.
+const waitBucketBits = 6
+
+var waitTable [1 << waitBucketBits]waitBucket
+
+type waitBucket struct {
+	mu   sync.Mutex
+	list []waiter
+	_    [64 - 32]byte // one bucket per cache line
+}
+
+// waiter is a goroutine parked on group g for the flag bit, on ch.
+type waiter struct {
+	g   *Group
+	bit uint64
+	ch  chan struct{} // buffered; one token per registration
+}
+
+var chans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+
+func bucketOf(g *Group) *waitBucket {
+	// A Group that has tasks is on the heap (Go stores it in the task),
+	// and the heap does not move, so the address is stable while anyone
+	// waits on it.
+	h := uint64(uintptr(unsafe.Pointer(g))) * 0x9E3779B97F4A7C15
+	return &waitTable[h>>(64-waitBucketBits)]
+}
+
+// park blocks the calling goroutine once, until a finisher wakes the
+// waiters of bit, unless must, called with the state after the flag is
+// set, reports that the reason to wait is already gone. The caller loops
+// on its condition.
+func (g *Group) park(bit uint64, must func(s uint64) bool) {
+	b := bucketOf(g)
+	ch := chans.Get().(chan struct{})
+	b.mu.Lock()
+	registered := must(g.state.Or(bit) | bit)
+	if registered {
+		b.list = append(b.list, waiter{g: g, bit: bit, ch: ch})
+	}
+	b.mu.Unlock()
+	if registered {
+		<-ch
+	}
+	chans.Put(ch)
+}
+
+// wake wakes every goroutine parked on g for bit and clears the bit; each
+// looks at the state again and parks again if it must.
+func (g *Group) wake(bit uint64) {
+	b := bucketOf(g)
+	b.mu.Lock()
+	g.state.And(^bit)
+	kept := b.list[:0]
+	for _, wt := range b.list {
+		if wt.g == g && wt.bit == bit {
+			wt.ch <- struct{}{} // buffered and empty: never blocks
+		} else {
+			kept = append(kept, wt)
+		}
+	}
+	clear(b.list[len(kept):])
+	b.list = kept
+	b.mu.Unlock()
+}

@@ -39,7 +39,7 @@
 //
 // Workers are started on demand, when a task is queued and no worker is
 // idle to take it. An idle worker exits after 5 ms without work, and the
-// watchdog (see Blocking tasks) after 2 ms without saturation, so once the
+// watchdog (see Blocking tasks) after 50 ms without saturation, so once the
 // process has no task, no goroutine of wsgroup remains within a few tens
 // of milliseconds: goleak.VerifyNone, which retries for longer than that,
 // passes right after Wait, and so does goleak.VerifyTestMain. A service
@@ -104,7 +104,7 @@
 // CPUs, or, when nothing at all is running, one per queued task).
 // CPU-bound work keeps the CPUs busy, so it never grows the set. Workers
 // above GOMAXPROCS exit as soon as they are idle, and the watchdog exits
-// when the scheduler has been unsaturated for 2 ms.
+// when the scheduler has been unsaturated for 50 ms.
 //
 // The watchdog also keeps one request's tasks from starving another's:
 // when tasks submitted from outside have waited about a millisecond with

@@ -40,6 +40,11 @@ const (
 	watchTick  = 100 * time.Microsecond
 	watchQuiet = 20
 
+	// watchDoze is the watchdog's longest period while quiet, and
+	// watchLinger how long it stays quiet before it exits.
+	watchDoze   = 5 * time.Millisecond
+	watchLinger = 50 * time.Millisecond
+
 	// starveTicks is how many watchdog ticks tasks may wait in the
 	// injector with no worker taking any before the watchdog adds a
 	// worker for them (see watchdog.go); injectEvery is how often (in

@@ -43,6 +43,8 @@ type Pool struct {
 	// Kept for tests.
 	blockedHi atomic.Int32
 	watching  atomic.Bool // a watchdog runs; set under mu
+	dozing    atomic.Bool // it ticks slowly (see watchdog)
+	kick      chan struct{}
 
 	mu sync.Mutex // guards slot occupancy and growth, live changes
 }
@@ -57,7 +59,7 @@ var workers gid.Table[worker]
 func current() *worker { return workers.Lookup() }
 
 func newPool() *Pool {
-	p := &Pool{sleep: sleep.New(0), inj: newInjector()}
+	p := &Pool{sleep: sleep.New(0), inj: newInjector(), kick: make(chan struct{}, 1)}
 	p.slots.Store(new([]*worker))
 	p.refreshSize()
 	return p

@@ -32,7 +32,7 @@ import (
 //
 // The watchdog is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
-// after watchQuiet ticks without saturation. Each tick also samples
+// after watchLinger without saturation (see the loop). Each tick also samples
 // GOMAXPROCS (Pool.refreshSize), so a saturated pool grows within a tick
 // when GOMAXPROCS goes up.
 // A third rule keeps tasks from outside from starving behind long tasks of
@@ -53,6 +53,13 @@ import (
 // the pool saturated (all workers busy, no room to start another).
 func (p *Pool) watch() {
 	if p.watching.Load() {
+		if p.dozing.Load() {
+			// The watchdog ticks slowly while quiet: make it look now.
+			select {
+			case p.kick <- struct{}{}:
+			default:
+			}
+		}
 		return // one atomic load on the common path
 	}
 	p.mu.Lock()
@@ -79,17 +86,38 @@ func (p *Pool) watchdog() {
 	}
 	timer := time.NewTimer(watchTick)
 	defer timer.Stop()
-	quiet := 0
+	// quiet counts the ticks without saturation; after watchQuiet of them
+	// the watchdog dozes: its period doubles each tick up to watchDoze,
+	// and a post that finds the pool saturated kicks it awake (watch).
+	// It exits after watchLinger of quiet, so that a service whose
+	// requests saturate the pool now and then does not start a watchdog
+	// each time, and no goroutine outlives the work by more than that.
+	quiet, period, quietSince := 0, watchTick, time.Time{}
 	stalled, lastTaken := 0, p.inj.takenTotal()
 	for first := true; ; first = false {
 		if !first {
-			<-timer.C
-			timer.Reset(watchTick)
+			select {
+			case <-timer.C:
+			case <-p.kick:
+				if !timer.Stop() {
+					<-timer.C
+				}
+				quiet, period = 0, watchTick
+				p.dozing.Store(false)
+			}
+			timer.Reset(period)
 		}
 		procs := int(p.refreshSize())
 		queued := p.queued()
 		if queued == 0 || p.sleep.Load().Inactive() > 0 {
-			if quiet++; quiet < watchQuiet {
+			if quiet == 0 {
+				quietSince = time.Now()
+			}
+			if quiet++; quiet >= watchQuiet && period < watchDoze {
+				period = min(2*period, watchDoze)
+				p.dozing.Store(true)
+			}
+			if quiet < watchQuiet || time.Since(quietSince) < watchLinger {
 				continue
 			}
 			// Exit. A poster that saw watching true after our last check
@@ -102,10 +130,12 @@ func (p *Pool) watchdog() {
 			if p.queued() == 0 || p.sleep.Load().Inactive() > 0 || !p.watching.CompareAndSwap(false, true) {
 				break
 			}
-			quiet = 0
+			quiet, period = 0, watchTick
+			p.dozing.Store(false)
 			continue
 		}
-		quiet = 0
+		quiet, period = 0, watchTick
+		p.dozing.Store(false)
 		// Fairness: tasks wait in the injector and no worker has taken
 		// one for starveTicks ticks. Every worker is busy with tasks of
 		// other groups, in its own deque or in a helping Wait (where it

@@ -119,9 +119,12 @@ func TestPanicInWaitAfterError(t *testing.T) {
 		errFirst := errors.New("first")
 		g, ctx := wsgroup.WithContext(context.Background())
 		g.SetPanicMode(wsgroup.PanicInWait)
-		failed := make(chan struct{})
-		g.Go(func() error { defer close(failed); return errFirst })
-		g.Go(func() error { <-failed; panic("after") })
+		// The second task panics once the first error has canceled the
+		// context (the error is recorded before the cancel). Waiting for a
+		// channel the first task closes in a defer would race: the defer
+		// runs before its error is recorded.
+		g.Go(func() error { return errFirst })
+		g.Go(func() error { <-ctx.Done(); panic("after") })
 		pe := waitPanic(t, g)
 		if pe != nil && pe.Value != "after" {
 			t.Errorf("PanicError.Value = %v, want %q", pe.Value, "after")

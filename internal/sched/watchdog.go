@@ -117,7 +117,10 @@ func (p *Pool) watchdog() {
 				period = min(2*period, watchDoze)
 				p.dozing.Store(true)
 			}
-			if quiet < watchQuiet || time.Since(quietSince) < watchLinger {
+			// It exits only when nothing is queued: idle workers may
+			// be about to block on what they find, and nothing else
+			// would start a watchdog again for tasks posted long ago.
+			if quiet < watchQuiet || time.Since(quietSince) < watchLinger || queued != 0 {
 				continue
 			}
 			// Exit. A poster that saw watching true after our last check
@@ -127,7 +130,7 @@ func (p *Pool) watchdog() {
 			p.mu.Lock()
 			p.watching.Store(false)
 			p.mu.Unlock()
-			if p.queued() == 0 || p.sleep.Load().Inactive() > 0 || !p.watching.CompareAndSwap(false, true) {
+			if p.queued() == 0 || !p.watching.CompareAndSwap(false, true) {
 				break
 			}
 			quiet, period = 0, watchTick

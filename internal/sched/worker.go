@@ -117,7 +117,12 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 	// the injector while others were still idle left part of it in its
 	// deque, and then blocked. Look where it is cheap first, then scan.
 	if w.dq.Len() > 0 || p.inj.nonEmpty() || w.victim != nil && w.victim.dq.Len() > 0 || p.queued() > 0 {
-		p.spawn(false)
+		// spawn refuses when GOMAXPROCS went down since the size was
+		// sampled: then the pool is saturated after all, and only the
+		// watchdog can tell whether these tasks' workers are blocked.
+		if !p.spawn(false) {
+			p.watch()
+		}
 	}
 }
 

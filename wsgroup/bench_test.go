@@ -1,7 +1,8 @@
 package wsgroup_test
 
-// Benchmarks for CONTRACT §8, each run side by side with errgroup in the same
-// process as sub-benchmarks, so that benchstat can compare them:
+// Benchmarks for the goals BENCHMARKS.md states, each run side by side with
+// errgroup in the same process as sub-benchmarks, so that benchstat can
+// compare them:
 //
 //	go test -run=NONE -bench=. -count=10 ./wsgroup > bench.txt
 //	benchstat -col /impl bench.txt

@@ -65,8 +65,6 @@ var (
 	benchMicroRounds = sync.OnceValue(func() int { return workload.BatchRounds(1100*time.Nanosecond, benchBatchTasks) })
 )
 
-var ()
-
 // benchReport adds the ns/task metric; call it after the timed loop.
 func benchReport(b *testing.B, tasksPerOp int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasksPerOp), "ns/task")
@@ -127,12 +125,20 @@ func benchCheckSlots(b *testing.B, done []atomic.Uint32, out []uint64) {
 	workload.Sink.Add(s)
 }
 
+// benchInline is the floor of the flat benchmarks: a group whose Go runs
+// the task at once on the submitter. The closure escapes through the
+// benchGroup interface as it does for the other rows, so this row pays for
+// the loop, the closure's allocation and the call: what the submitting
+// code costs without any scheduler.
+func benchInline() benchGroup { return new(workload.InlineGroup) }
+
 // BenchmarkTiny: 100k tiny tasks (~12 ns each) from outside, no limit.
 func BenchmarkTiny(b *testing.B) {
 	rounds := benchTinyRounds()
 	for _, im := range benchImpls {
 		b.Run(im.name, func(b *testing.B) { benchBatch(b, im.newGroup, benchBatchTasks, rounds, 0) })
 	}
+	b.Run("impl=inline", func(b *testing.B) { benchBatch(b, benchInline, benchBatchTasks, rounds, 0) })
 	b.Run("impl=serial", func(b *testing.B) { benchSerial(b, benchBatchTasks, rounds) })
 }
 
@@ -153,6 +159,7 @@ func BenchmarkMicro1us(b *testing.B) {
 	for _, im := range benchImpls {
 		b.Run(im.name, func(b *testing.B) { benchBatch(b, im.newGroup, benchBatchTasks, rounds, 0) })
 	}
+	b.Run("impl=inline", func(b *testing.B) { benchBatch(b, benchInline, benchBatchTasks, rounds, 0) })
 	b.Run("impl=serial", func(b *testing.B) { benchSerial(b, benchBatchTasks, rounds) })
 }
 

@@ -74,6 +74,11 @@ type Deque[T any] struct {
 	// Deque, meaning defaultCapacity. The ring never shrinks below it.
 	// Owner only.
 	floor int
+
+	// retain: taken items stay in their slots (see Retain). Set before the
+	// first Push; a thief reads it only after it has loaded a bottom that a
+	// later Push stored, so it sees it set.
+	retain bool
 }
 
 // ring is a circular array of slots whose length is a power of two.
@@ -81,7 +86,9 @@ type Deque[T any] struct {
 // A slot is nil unless it holds an item, apart from short windows: a slot
 // the owner popped or a thief stole keeps its pointer until the taker clears
 // it, and a slot copied by resize may hold an item a thief stole during the
-// copy until the owner or the thief clears it. The slots are atomic because
+// copy until the owner or the thief clears it. (A deque that Retains its
+// items clears no slot: there a slot holds its last item until reused.)
+// The slots are atomic because
 // a thief reads a slot while the owner may be overwriting it (a thief with a
 // stale top reads a slot the owner has since reused; its CAS on top then
 // fails and it discards what it read, but with a plain slot the read itself
@@ -120,6 +127,21 @@ func (d *Deque[T]) Init(capacity int) {
 	d.bottom.Store(0)
 	d.ring.Store(newRing[T](n))
 }
+
+// Retain makes d leave a taken item in its slot instead of clearing the
+// slot, which saves Pop an atomic store and Steal a compare-and-swap. The
+// clearing only lets the garbage collector free items that nobody else
+// refers to; a caller whose items are records it keeps alive anyway (a free
+// list that recycles them) gains nothing from it. With Retain, the ring may
+// keep a taken item reachable until its slot is reused. The owner calls
+// Retain before its first Push.
+//
+// Correctness does not rest on the clearing: a thief or the owner decides
+// whether an index is its own by the CAS on top (or, for the owner, by the
+// order of its Store of bottom and Load of top), never by what a slot
+// holds; a slot read is a guess until then. Only the internal-error checks
+// for a pointer pushed twice (see Push) see less.
+func (d *Deque[T]) Retain() { d.retain = true }
 
 // roundCapacity rounds c up to a power of two in [minCapacity, maxCapacity].
 func roundCapacity(c int) int {
@@ -244,7 +266,9 @@ func (d *Deque[T]) Pop() *T {
 		// is fine: thieves write slots only to clear an item they won,
 		// and the only item a thief can have won in this slot is the one
 		// of index b-len, which is not x.
-		s.Store(nil)
+		if !d.retain {
+			s.Store(nil)
+		}
 		d.shrink(b, t)
 		return x
 	}
@@ -270,7 +294,9 @@ func (d *Deque[T]) Pop() *T {
 	// Ours; clear the slot. No thief writes it: the losers of the race
 	// never write slots, and no other thief can be clearing it (see
 	// above).
-	s.Store(nil)
+	if !d.retain {
+		s.Store(nil)
+	}
 	d.shrink(b+1, b+1)
 	return x
 }
@@ -380,6 +406,9 @@ func (d *Deque[T]) stealClaim(t int64, r *ring[T], x *T) (*T, bool) {
 	}
 	if x == nil {
 		panic(errEmptySlot)
+	}
+	if d.retain {
+		return x, false
 	}
 	// x is ours. Clear the slot so the ring does not keep x alive.
 	//

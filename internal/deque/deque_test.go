@@ -465,25 +465,30 @@ func stressItems() int {
 // many times under contention; every item must be taken exactly once.
 func TestStress(t *testing.T) {
 	n := stressItems()
-	for _, procs := range []int{1, 2, 4, 8} {
-		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			stress(t, n, 3, uint64(procs))
-		})
+	for _, retain := range []bool{false, true} {
+		for _, procs := range []int{1, 2, 4, 8} {
+			t.Run(fmt.Sprintf("retain=%v/GOMAXPROCS=%d", retain, procs), func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				stress(t, n, 3, uint64(procs), retain)
+			})
+		}
 	}
 }
 
 // stressRounds is the number of rounds a stress run is cut into. After each
 // round, with every goroutine but the owner stopped, the ring must be empty:
-// every slot nil.
+// every slot nil (unless the deque Retains taken items).
 const stressRounds = 50
 
 // stress pushes n distinct items through one deque in stressRounds rounds.
 // In each round an owner goroutine pushes its share of the items in bursts,
 // popping some of them itself, then pops until the deque is empty, while
 // thieves goroutines steal until the owner is done and the deque is empty.
-func stress(t *testing.T, n, thieves int, seed uint64) {
+func stress(t *testing.T, n, thieves int, seed uint64, retain bool) {
 	d := New[int](2)
+	if retain {
+		d.Retain()
+	}
 	xs := ints(n)
 	takes := make([]atomic.Int32, n) // takes[i]: how many times item i was taken
 	var (
@@ -602,7 +607,7 @@ func stress(t *testing.T, n, thieves int, seed uint64) {
 				report("round %d: Len() = %d after draining", r, l)
 			}
 			for i := range c {
-				if x := d.SlotAt(int64(i)); x != nil {
+				if x := d.SlotAt(int64(i)); x != nil && !retain {
 					report("round %d: slot %d of %d holds item %d after draining", r, i, c, *x)
 					break
 				}

@@ -10,7 +10,7 @@ import (
 // last element, Steal takes the first.
 //
 // The first byte chooses the deque: a zero Deque if its top bit is set,
-// otherwise New(1<<(b&7)). Each further byte is one operation, by its low
+// otherwise New(1<<(b&7)); one that Retains taken items if bit 6 is set. Each further byte is one operation, by its low
 // two bits:
 //
 //	0: push one item
@@ -33,6 +33,9 @@ func FuzzDeque(f *testing.F) {
 		grow = append(grow, byte(2+i%2))
 	}
 	f.Add(grow)
+	retained := append([]byte{grow[0] | 0x40}, grow[1:]...)
+	f.Add(retained)
+	f.Add([]byte{0x41, 1 | 15<<2, 2, 3, 0, 2, 3, 3, 1 | 7<<2, 2, 2, 3})
 
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) == 0 {
@@ -47,6 +50,10 @@ func FuzzDeque(f *testing.F) {
 			d = new(Deque[int])
 		} else {
 			d = New[int](1 << (ops[0] & 7))
+		}
+		retain := ops[0]&0x40 != 0
+		if retain {
+			d.Retain()
 		}
 		m := &model{}
 		for step, op := range ops[1:] {
@@ -96,7 +103,7 @@ func FuzzDeque(f *testing.F) {
 			// The full check costs O(capacity); on big rings do it only
 			// now and then, and look at the slots near the ends always.
 			full := d.Cap() <= 256 || step%32 == 0 || step == len(ops)-2
-			checkModel(t, d, m.items, m.peak, full)
+			checkModel(t, d, m.items, m.peak, full, retain)
 		}
 	})
 }
@@ -137,10 +144,11 @@ func (m *model) push(t *testing.T, d *Deque[int], n int) {
 // checkModel checks d, which no other goroutine may be using, against the
 // items it should hold, oldest first: Len, the capacity bounds, and the raw
 // ring, whose live slots must hold exactly the items and whose other slots
-// must all be nil (taken items are cleared). peak is the largest number of
+// must all be nil (taken items are cleared), unless retain is set (see
+// Deque.Retain): then they are not looked at. peak is the largest number of
 // items d has held. Unless full is set, only the slots next to either end
 // of the live range are looked at.
-func checkModel(t *testing.T, d *Deque[int], items []*int, peak int, full bool) {
+func checkModel(t *testing.T, d *Deque[int], items []*int, peak int, full, retain bool) {
 	t.Helper()
 	if got := d.Len(); got != len(items) {
 		t.Fatalf("Len() = %d, want %d", got, len(items))
@@ -168,6 +176,8 @@ func checkModel(t *testing.T, d *Deque[int], items []*int, peak int, full bool) 
 		var want *int
 		if top <= i && i < bottom {
 			want = items[i-top]
+		} else if retain {
+			return
 		}
 		if got := d.SlotAt(i); got != want {
 			t.Fatalf("slot of index %d (live range [%d, %d)) = %s, want %s", i, top, bottom, show(got), show(want))

@@ -117,41 +117,50 @@ func (in *injector) len() int {
 // FIFO, plus unpushIf, which takes the newest task back.
 //
 // It is a two-lock queue (after Michael and Scott) over a linked list of
-// fixed-size blocks. Producers serialize on tailMu and consumers on headMu,
-// so a producer never waits for a consumer or the reverse. The two sides
-// meet at two counters of the tasks pushed and taken:
+// fixed-size blocks. Producers serialize on the tail lock and consumers on
+// headMu, so a producer never waits for a consumer or the reverse. The two
+// sides meet at two counters of the tasks pushed and taken:
 //
-//   - published is written only under tailMu: by producers, with an atomic
-//     store after the task is in its slot (a consumer that loads published
-//     ≥ i+1 sees slot i written: the store synchronizes before the load),
-//     and by unpushIf, which lowers it while it holds headMu as well.
+//   - pub holds the producers' lock (its low bit, tailLocked) and the
+//     number of tasks published (the rest), in one word so that one store
+//     both publishes a task and releases the lock: a push is one CAS (to
+//     lock) and one store, where a mutex beside the count cost a third
+//     atomic operation. The count changes only under the lock: a producer
+//     stores count+1 after the task is in its slot (a consumer that loads a
+//     count ≥ i+1 sees slot i written: the store synchronizes before the
+//     load), and unpushIf, which holds headMu as well, lowers it.
 //   - taken is written only by consumers, under headMu.
+//
+// The tail lock spins, then yields; it never parks. It is held for a slot
+// write, and a submitter's shard is chosen by its goroutine id, so two
+// producers rarely meet on one shard.
 //
 // Slot i lives in block i/blockLen at offset i%blockLen. A producer that
 // fills the last slot of a block links a new block before it publishes that
 // slot, so a consumer that takes it finds the link. Consumers read only
-// slots below published, so they never touch a slot being written; a
-// consumer drops its reference to a block once it has taken all of its
-// slots, and by then the producers have moved on too, so the GC frees it.
+// slots below the published count, so they never touch a slot being
+// written; a consumer drops its reference to a block once it has taken all
+// of its slots, and by then the producers have moved on too, so the GC
+// frees it.
 //
-// unpushIf is the one operation that lowers published, and it holds both
+// unpushIf is the one operation that lowers the count, and it holds both
 // locks: no producer is writing a slot, and no consumer is between its load
-// of published and its store of taken, so the slot it takes back is one no
-// consumer has read or will read. It lowers published only while published
-// > taken, so published ≥ taken always holds. Outside the locks published
-// may be seen to decrease; nonEmpty still finds every task it must (see
-// there).
+// of the count and its store of taken, so the slot it takes back is one no
+// consumer has read or will read. It lowers the count only while it is
+// above taken, so published ≥ taken always holds. Outside the locks the
+// count may be seen to decrease; nonEmpty still finds every task it must
+// (see there).
 //
 // The zero queue is empty and ready to use.
 type queue struct {
-	_         [64]byte
-	published atomic.Uint64 // tasks pushed and visible (less those taken back)
-	_         [56]byte
-	taken     atomic.Uint64 // tasks taken by consumers
-	_         [56]byte
+	_     [64]byte
+	pub   atomic.Uint64 // published<<1 | tailLocked
+	_     [56]byte
+	taken atomic.Uint64 // tasks taken by consumers
+	_     [56]byte
 
-	tailMu  sync.Mutex
-	tail    *block // block holding slot published (producers)
+	// Producers' side, guarded by the tail lock (pub's low bit).
+	tail    *block // block holding slot published
 	tailOff int    // published % blockLen, kept to avoid the division
 
 	headMu  sync.Mutex
@@ -165,6 +174,12 @@ type queue struct {
 	spare atomic.Pointer[block]
 }
 
+// The tail lock: pub's low bit.
+const (
+	tailLocked = 1
+	onePub     = 2 // one published task in pub
+)
+
 const blockLen = 256
 
 type block struct {
@@ -172,9 +187,31 @@ type block struct {
 	next  *block // written by the producer that fills this block, before publishing past it
 }
 
+// published returns the number of tasks published.
+func (q *queue) published() uint64 { return q.pub.Load() / onePub }
+
+// lockTail takes the tail lock and returns the published count. The CAS
+// that sets the bit synchronizes with the store that last cleared it, so
+// the holder sees the previous holder's writes to tail and tailOff.
+func (q *queue) lockTail() uint64 {
+	for i := 0; ; i++ {
+		if w := q.pub.Load(); w&tailLocked == 0 && q.pub.CompareAndSwap(w, w|tailLocked) {
+			return w / onePub
+		}
+		if i >= tailSpins {
+			runtime.Gosched() // the holder may have been preempted
+		}
+	}
+}
+
+// unlockTail stores the published count n and releases the tail lock, in
+// one store: it publishes the slots written below n and the writes to the
+// producers' fields alike.
+func (q *queue) unlockTail(n uint64) { q.pub.Store(n * onePub) }
+
 // push appends t.
 func (q *queue) push(t job) {
-	q.tailMu.Lock()
+	p := q.lockTail()
 	if q.tail == nil {
 		q.lazyInit()
 	}
@@ -190,16 +227,15 @@ func (q *queue) push(t job) {
 		q.tail.next = b
 		q.tail, q.tailOff = b, 0
 	}
-	p := q.published.Load() + 1
-	// Publish: the slot write above synchronizes before any consumer's
-	// load of published that observes p.
-	q.published.Store(p)
-	q.tailMu.Unlock()
+	// Publish and unlock: the slot write above synchronizes before any
+	// consumer's load of pub that observes p+1.
+	q.unlockTail(p + 1)
 }
 
-// lazyInit makes the first block, shared by both ends. It runs under tailMu
-// before the first publish; consumers only look at head after they have
-// seen published > taken, which this publish synchronizes before.
+// lazyInit makes the first block, shared by both ends. It runs under the
+// tail lock before the first publish; consumers only look at head after
+// they have seen published > taken, which this publish synchronizes
+// before.
 func (q *queue) lazyInit() {
 	b := new(block)
 	q.tail = b
@@ -214,29 +250,30 @@ func (q *queue) lazyInit() {
 // linked forwards only, and a task at the end of the previous block is
 // rare enough to leave to the workers.
 func (q *queue) unpushIf(g *Group) func() error {
-	// Cheap refusal first, without the locks: nothing queued, or the
-	// newest slot is in the previous block. These reads may be stale; the
-	// checks are repeated under the locks.
+	// Cheap refusal first, without the locks: nothing queued. This read
+	// may be stale; the check is repeated under the locks.
 	if !q.nonEmpty() {
 		return nil
 	}
-	q.tailMu.Lock()
+	p := q.lockTail()
 	q.headMu.Lock()
 	var f func() error
-	// Under both locks published and taken are stable: producers hold
-	// tailMu to publish, consumers hold headMu from their load of
-	// published to their store of taken.
-	if p := q.published.Load(); p > q.taken.Load() && q.tailOff > 0 {
+	// Under both locks published and taken are stable: producers hold the
+	// tail lock to publish, consumers hold headMu from their load of pub
+	// to their store of taken.
+	if p > q.taken.Load() && q.tailOff > 0 {
 		s := &q.tail.slots[q.tailOff-1]
 		if s.g == g {
 			f = s.f
 			*s = job{}
 			q.tailOff--
-			q.published.Store(p - 1)
+			p--
 		}
 	}
+	// Store the count before releasing headMu: a consumer that loaded the
+	// old count after we release it would take the slot just cleared.
+	q.unlockTail(p)
 	q.headMu.Unlock()
-	q.tailMu.Unlock()
 	return f
 }
 
@@ -249,7 +286,7 @@ func (q *queue) popBatch(dst []job) int {
 	}
 	q.headMu.Lock()
 	taken := q.taken.Load()
-	avail := int(q.published.Load() - taken)
+	avail := int(q.published() - taken)
 	if avail <= 0 {
 		q.headMu.Unlock()
 		return 0
@@ -276,16 +313,16 @@ func (q *queue) popBatch(dst []job) int {
 
 // nonEmpty reports whether tasks are queued: two atomic loads, taken first.
 // A task pushed before the call and not taken since is always seen: taken
-// is loaded first and only grows, and published, loaded second, counts the
-// task (it is lowered only when the newest task is taken back, and a taken
+// is loaded first and only grows, and the published count, loaded second,
+// counts the task (it is lowered only when the newest task is taken back, and a taken
 // back task is taken too). A true answer may be stale.
 func (q *queue) nonEmpty() bool {
 	t := q.taken.Load()
-	return int64(q.published.Load()-t) > 0
+	return int64(q.published()-t) > 0
 }
 
 // len reports about how many tasks are queued (never negative).
 func (q *queue) len() int {
 	t := q.taken.Load()
-	return max(int(int64(q.published.Load()-t)), 0)
+	return max(int(int64(q.published()-t)), 0)
 }

@@ -31,6 +31,10 @@ const (
 	submitPolls = 16
 	submitSpins = 16
 
+	// tailSpins is how many times a submitter retries an injector
+	// shard's tail lock before it yields between tries.
+	tailSpins = 8
+
 	// freeTasks caps each worker's free list of task records.
 	freeTasks = 256
 

@@ -76,6 +76,9 @@ func (p *Pool) refreshSize() int32 {
 
 func (p *Pool) newWorker(i int) *worker {
 	w := &worker{pool: p, index: i, rng: uint64(i)*0x9E3779B97F4A7C15 + 1}
+	// Task records live on in the free lists (freeTask clears their
+	// closures), so the deque need not clear the slots it takes them from.
+	w.dq.Retain()
 	w.surplusFn = p.surplus
 	w.injectedFn = p.inj.nonEmpty
 	return w

@@ -1,0 +1,536 @@
+//go:build explore
+
+package explore
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-steal/steal/internal/gid"
+)
+
+// active is the schedule being run, or nil. One exploration runs at a time.
+var active atomic.Pointer[run]
+
+// Controlled reports whether the calling goroutine is a thread of the
+// schedule being explored (and not running one of its quiescence checks).
+func Controlled() bool {
+	r := active.Load()
+	return r != nil && r.self() != nil
+}
+
+// Point is an exploration point: a controlled goroutine stops here, before
+// the operation what on addr, and the strategy picks the thread that takes
+// the next step (perhaps this one). Any other goroutine returns at once.
+func Point(what string, addr any) {
+	r := active.Load()
+	if r == nil {
+		return
+	}
+	if t := r.self(); t != nil {
+		r.step(t, what, addr, false)
+	}
+}
+
+// Yield is a point at which the calling thread gives way: the next step
+// goes to another thread if any can run (runtime.Gosched in a spin loop).
+func Yield() {
+	r := active.Load()
+	if r == nil {
+		return
+	}
+	if t := r.self(); t != nil {
+		r.step(t, "Gosched", nil, true)
+	}
+}
+
+// Block stops the calling thread until Release(on) is called by another
+// thread; the caller re-checks its condition after Block returns.
+func Block(what string, on any) {
+	r := active.Load()
+	if t := r.self(); t != nil {
+		r.block(t, what, on, false)
+	}
+}
+
+// BlockTimed is Block for a wait with a time limit. It reports false when
+// the explorer let the time limit pass instead: that happens only when no
+// thread can run (a quiescent state), after the quiescence checks.
+func BlockTimed(what string, on any) bool {
+	r := active.Load()
+	if t := r.self(); t != nil {
+		return r.block(t, what, on, true)
+	}
+	return true
+}
+
+// Release makes every thread blocked on on runnable again.
+func Release(on any) {
+	r := active.Load()
+	if r == nil || r.self() == nil {
+		return
+	}
+	for _, u := range r.threads {
+		if (u.state == blocked || u.state == timedBlocked) && u.on == on {
+			u.state, u.on = runnable, nil
+		}
+	}
+}
+
+// Go starts f as a new thread of the schedule, named name, and returns it.
+// Called from a thread of the schedule only.
+func Go(name string, f func()) *Thread {
+	r := active.Load()
+	t := r.self()
+	if t == nil {
+		panic("explore: Go called outside a schedule")
+	}
+	u := r.spawn(name, f)
+	r.step(t, "go "+name, nil, false)
+	return u
+}
+
+// A Thread is one logical thread of a schedule: a goroutine that runs only
+// when the explorer lets it.
+type Thread struct {
+	id     int
+	name   string
+	resume chan struct{} // the baton: receiving it means "run"
+	state  threadState
+	on     any  // what a blocked thread waits for
+	timed  bool // it may be timed out (BlockTimed)
+	expire bool // the explorer timed it out
+	yield  bool // it yielded and no other thread has taken a step since
+	what   string
+}
+
+type threadState int
+
+const (
+	runnable threadState = iota
+	blocked
+	timedBlocked
+	done
+)
+
+func (s threadState) String() string {
+	return [...]string{"runnable", "blocked", "blocked (timed)", "done"}[s]
+}
+
+// Join blocks the calling thread until u has returned.
+func (u *Thread) Join() {
+	r := active.Load()
+	t := r.self()
+	r.step(t, "join "+u.name, u, false)
+	for u.state != done {
+		r.block(t, "join "+u.name, u, false)
+	}
+}
+
+// run is one schedule being run. Exactly one of its threads holds the baton
+// at any moment (running); every other thread is parked on its resume
+// channel. The holder reads and writes the fields below; handing the baton
+// on (a channel send and receive) orders its writes before the next
+// holder's reads. byGID alone is also written by threads that start, before
+// they first hold the baton, so it has a mutex.
+type run struct {
+	mu    sync.Mutex
+	byGID map[int64]*Thread
+
+	threads  []*Thread
+	running  *Thread
+	strat    Strategy
+	steps    int
+	maxSteps int
+	trace    []string // the last traceLen steps, a ring
+	checks   []func() error
+	checking bool
+	failure  string
+	finished chan struct{}
+	// abort is closed after a failed schedule, to unwind its threads'
+	// goroutines (runtime.Goexit) so that none is left behind.
+	abort chan struct{}
+}
+
+const traceLen = 80
+
+func (r *run) self() *Thread {
+	id := gid.Current()
+	r.mu.Lock()
+	t := r.byGID[id]
+	c := r.checking
+	r.mu.Unlock()
+	if c {
+		return nil
+	}
+	return t
+}
+
+func (r *run) spawn(name string, f func()) *Thread {
+	u := &Thread{id: len(r.threads), name: fmt.Sprintf("%s#%d", name, len(r.threads)), resume: make(chan struct{}, 1)}
+	r.threads = append(r.threads, u)
+	registered := make(chan struct{})
+	go func() {
+		r.mu.Lock()
+		r.byGID[gid.Current()] = u
+		r.mu.Unlock()
+		close(registered)
+		r.wait(u)
+		r.body(u, f)
+	}()
+	<-registered
+	return u
+}
+
+// body runs f as thread u and ends the thread.
+func (r *run) body(u *Thread, f func()) {
+	normal := false
+	defer func() {
+		if !normal {
+			if v := recover(); v != nil {
+				r.fail(fmt.Sprintf("thread %s panicked: %v\n%s", u.name, v, stack()))
+			}
+			r.wait(u) // the schedule has failed, or is being aborted: unwind
+			return
+		}
+		u.state = done
+		r.record(u, "return")
+		Release(u)
+		next := r.pick(u, false)
+		if next != nil {
+			r.running = next
+			next.resume <- struct{}{}
+		}
+	}()
+	f()
+	normal = true
+}
+
+// wait parks thread t until it gets the baton. If the schedule is aborted
+// instead, the goroutine unwinds.
+func (r *run) wait(t *Thread) {
+	select {
+	case <-t.resume:
+	case <-r.abort:
+		runtime.Goexit()
+	}
+}
+
+func (r *run) record(t *Thread, what string) {
+	line := fmt.Sprintf("%5d %-12s %s", r.steps, t.name, what)
+	if len(r.trace) < traceLen {
+		r.trace = append(r.trace, line)
+	} else {
+		r.trace[r.steps%traceLen] = line
+	}
+}
+
+// step is an exploration point of thread t.
+func (r *run) step(t *Thread, what string, addr any, yield bool) {
+	r.steps++
+	if r.steps > r.maxSteps {
+		r.fail(fmt.Sprintf("more than %d steps in one schedule: a livelock, or a configuration too large", r.maxSteps))
+		r.wait(t)
+	}
+	for _, u := range r.threads {
+		if u != t {
+			u.yield = false // t takes a step: those that yielded to it may go again
+		}
+	}
+	t.yield = yield
+	t.what = what
+	r.record(t, what)
+	r.switchTo(t, r.pick(t, false))
+}
+
+// block parks t until it is released (or, if timed, timed out) and reports
+// false if it was timed out.
+func (r *run) block(t *Thread, what string, on any, timed bool) bool {
+	t.state, t.on, t.what = blocked, on, what
+	if timed {
+		t.state = timedBlocked
+	}
+	r.record(t, "block: "+what)
+	r.switchTo(t, r.pick(t, true))
+	if t.expire {
+		t.expire = false
+		return false
+	}
+	return true
+}
+
+// switchTo hands the baton from t to next and waits for it to come back.
+// next == nil means the schedule ended (failed): t stays parked.
+func (r *run) switchTo(t, next *Thread) {
+	if next == t {
+		return
+	}
+	if next != nil {
+		r.running = next
+		next.resume <- struct{}{}
+	}
+	r.wait(t)
+}
+
+// pick returns the thread that takes the next step after t's, or nil when
+// the schedule has ended. blockedNow: t has just blocked.
+func (r *run) pick(t *Thread, blockedNow bool) *Thread {
+	for {
+		var cands []*Thread
+		for _, u := range r.threads {
+			if u.state == runnable {
+				cands = append(cands, u)
+			}
+		}
+		if len(cands) > 0 {
+			// Prefer threads that have not just yielded.
+			var eager []*Thread
+			for _, u := range cands {
+				if !u.yield {
+					eager = append(eager, u)
+				}
+			}
+			if len(eager) > 0 {
+				cands = eager
+			}
+			cur := -1
+			for i, u := range cands {
+				if u == t {
+					cur = i
+				}
+			}
+			if len(cands) == 1 {
+				return cands[0]
+			}
+			return cands[r.choose(cands, cur)]
+		}
+		// Quiescent: no thread can run. Check the properties that must
+		// hold here, then let a time limit pass, if any thread has one.
+		if msg := r.quiescent(); msg != "" {
+			r.fail("at a quiescent state: " + msg)
+			return nil
+		}
+		var timed []*Thread
+		live := 0
+		for _, u := range r.threads {
+			if u.state == timedBlocked {
+				timed = append(timed, u)
+			}
+			if u.state != done {
+				live++
+			}
+		}
+		if len(timed) > 0 {
+			u := timed[0]
+			if len(timed) > 1 {
+				u = timed[r.choose(timed, -1)]
+			}
+			u.state, u.on, u.expire = runnable, nil, true
+			r.record(u, "time limit passes")
+			continue
+		}
+		if live == 0 {
+			r.end()
+			return nil
+		}
+		r.fail("deadlock: no thread can run and none has a time limit")
+		return nil
+	}
+}
+
+func (r *run) choose(cands []*Thread, cur int) int {
+	ids := make([]int, len(cands))
+	for i, u := range cands {
+		ids[i] = u.id
+	}
+	c := r.strat.choose(ids, cur, r.steps)
+	if c < 0 || c >= len(ids) {
+		r.fail(fmt.Sprintf("replay diverged: the strategy chose %d of %d threads (is the program deterministic?)", c, len(ids)))
+		r.wait(r.running)
+	}
+	return c
+}
+
+// quiescent runs the schedule's quiescence checks with exploration points
+// off and returns the first failure.
+func (r *run) quiescent() string {
+	r.mu.Lock()
+	r.checking = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.checking = false
+		r.mu.Unlock()
+	}()
+	for _, c := range r.checks {
+		if err := c(); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+func (r *run) fail(msg string) {
+	if r.failure == "" {
+		r.failure = msg + "\n" + r.report()
+	}
+	r.end()
+}
+
+func (r *run) end() {
+	select {
+	case <-r.finished:
+	default:
+		close(r.finished)
+	}
+}
+
+// report describes the threads and the last steps.
+func (r *run) report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "after %d steps; threads:\n", r.steps)
+	for _, u := range r.threads {
+		fmt.Fprintf(&b, "  %-12s %s (last: %s)\n", u.name, u.state, u.what)
+	}
+	fmt.Fprintf(&b, "last steps:\n")
+	lines := append([]string(nil), r.trace...)
+	sort.SliceStable(lines, func(i, j int) bool { return stepOf(lines[i]) < stepOf(lines[j]) })
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
+}
+
+func stepOf(line string) int {
+	var n int
+	fmt.Sscan(line, &n)
+	return n
+}
+
+func stack() []byte {
+	buf := make([]byte, 64<<10)
+	return buf[:runtime.Stack(buf, false)]
+}
+
+// A Schedule is what a program under exploration sees of the schedule that
+// runs it: it starts threads and states the properties to check.
+type Schedule struct {
+	r *run
+}
+
+// Go starts f as a new thread named name.
+func (s *Schedule) Go(name string, f func()) *Thread { return Go(name, f) }
+
+// AtQuiescence adds a property that must hold whenever no thread can run,
+// before the explorer lets any time limit pass. check runs on a thread's
+// goroutine with exploration points off; it must only read (atomic loads),
+// never lock or block.
+func (s *Schedule) AtQuiescence(check func() error) { s.r.checks = append(s.r.checks, check) }
+
+// Errorf fails the schedule (and the exploration) with a message; the
+// schedule runs on to its end.
+func (s *Schedule) Errorf(format string, args ...any) {
+	if s.r.failure == "" {
+		s.r.failure = fmt.Sprintf(format, args...) + "\n" + s.r.report()
+	}
+}
+
+// Options configure an exploration.
+type Options struct {
+	// Strategy chooses the schedules: Exhaustive, PCT or Random.
+	Strategy Strategy
+	// MaxSchedules stops the exploration after that many schedules
+	// (0: until the strategy is exhausted; required for PCT and Random).
+	MaxSchedules int
+	// MaxSteps bounds one schedule (0: 100000); a schedule that takes
+	// more steps fails as a livelock.
+	MaxSteps int
+	// Budget stops the exploration, without failing, after that much time
+	// (0: no limit). A schedule that runs for a minute fails as a hang.
+	Budget time.Duration
+}
+
+// Result summarizes an exploration.
+type Result struct {
+	Schedules int  // schedules run
+	MaxSteps  int  // steps of the longest schedule
+	Exhausted bool // the strategy ran out of schedules (an exhaustive search finished)
+}
+
+func (res Result) String() string {
+	s := fmt.Sprintf("%d schedules, at most %d steps each", res.Schedules, res.MaxSteps)
+	if res.Exhausted {
+		s += ", every schedule within the bound"
+	}
+	return s
+}
+
+// Explore runs prog under one schedule after another, as the strategy
+// chooses them, and fails t at the first schedule that breaks a property:
+// a thread panics, Errorf is called, a quiescence check fails, no thread
+// can run while some are blocked without a time limit (deadlock), or a
+// schedule exceeds MaxSteps. prog runs as the schedule's first thread; it
+// must build all the state it uses, since it runs again for every schedule,
+// and its outcome must depend only on the schedule (no other randomness).
+func Explore(t testing.TB, opts Options, prog func(s *Schedule)) Result {
+	t.Helper()
+	if opts.MaxSteps == 0 {
+		opts.MaxSteps = 100000
+	}
+	var res Result
+	start := time.Now()
+	for opts.MaxSchedules == 0 || res.Schedules < opts.MaxSchedules {
+		if opts.Budget > 0 && time.Since(start) > opts.Budget {
+			break
+		}
+		if !opts.Strategy.begin() {
+			res.Exhausted = true
+			break
+		}
+		r := &run{byGID: map[int64]*Thread{}, strat: opts.Strategy, maxSteps: opts.MaxSteps,
+			finished: make(chan struct{}), abort: make(chan struct{})}
+		if !active.CompareAndSwap(nil, r) {
+			t.Fatal("explore: explorations must not run concurrently")
+		}
+		s := &Schedule{r: r}
+		main := r.spawn("main", func() { prog(s) })
+		r.running = main
+		main.resume <- struct{}{}
+		timer := time.NewTimer(time.Minute)
+		select {
+		case <-r.finished:
+			timer.Stop()
+		case <-timer.C:
+			active.Store(nil)
+			close(r.abort)
+			t.Fatalf("explore: a schedule ran for a minute (%s)\n%s", opts.Strategy, allStacks())
+		}
+		active.Store(nil)
+		res.Schedules++
+		res.MaxSteps = max(res.MaxSteps, r.steps)
+		if r.failure != "" {
+			close(r.abort)
+			t.Fatalf("explore: schedule %d (%s) failed: %s", res.Schedules, opts.Strategy, r.failure)
+		}
+		opts.Strategy.end(r.steps)
+	}
+	return res
+}
+
+func allStacks() []byte {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			return bytes.TrimSpace(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}

@@ -1,0 +1,196 @@
+//go:build explore
+
+package explore_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-steal/steal/internal/explore"
+	"github.com/go-steal/steal/internal/explore/atomic"
+	"github.com/go-steal/steal/internal/explore/xsync"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// failure runs an exploration in a subtest that is expected to fail and
+// returns its output; the explorer must find the bug.
+func failure(t *testing.T, opts explore.Options, prog func(s *explore.Schedule)) string {
+	t.Helper()
+	ft := &fakeT{}
+	func() {
+		defer func() { _ = recover() }()
+		explore.Explore(ft, opts, prog)
+	}()
+	if ft.msg == "" {
+		t.Fatal("the exploration found nothing; it should have failed")
+	}
+	return ft.msg
+}
+
+// fakeT stands in for testing.T so that a failing exploration can be
+// observed: Fatalf records the message and panics out of Explore.
+type fakeT struct {
+	testing.TB
+	msg string
+}
+
+func (f *fakeT) Helper() {}
+func (f *fakeT) Fatal(args ...any) {
+	f.msg = fmt.Sprint(args...)
+	panic(f)
+}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(f)
+}
+
+// A counter incremented by a load and a store loses an update when the two
+// threads interleave; an exhaustive search with one preemption finds it.
+func TestExhaustiveFindsLostUpdate(t *testing.T) {
+	msg := failure(t, explore.Options{Strategy: explore.Exhaustive(1)}, func(s *explore.Schedule) {
+		var n atomic.Int64
+		inc := func() { n.Store(n.Load() + 1) }
+		a := s.Go("a", inc)
+		b := s.Go("b", inc)
+		a.Join()
+		b.Join()
+		if got := n.Load(); got != 2 {
+			s.Errorf("n = %d after two increments", got)
+		}
+	})
+	if !strings.Contains(msg, "n = 1 after two increments") {
+		t.Fatalf("unexpected failure: %s", msg)
+	}
+}
+
+// With Add, no schedule loses an update, and the search ends.
+func TestExhaustivePassesAtomicAdd(t *testing.T) {
+	res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(3)}, func(s *explore.Schedule) {
+		var n atomic.Int64
+		inc := func() { n.Add(1); n.Add(1) }
+		a := s.Go("a", inc)
+		b := s.Go("b", inc)
+		a.Join()
+		b.Join()
+		if got := n.Load(); got != 4 {
+			s.Errorf("n = %d", got)
+		}
+	})
+	if !res.Exhausted || res.Schedules < 10 {
+		t.Fatalf("%v: expected an exhausted search of many schedules", res)
+	}
+	t.Log(res)
+}
+
+// Zero preemptions still switch at blocking points; a bound of 0 explores
+// only the schedules without preemption.
+func TestExhaustiveCountsSchedules(t *testing.T) {
+	count := func(bound int) int {
+		res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(bound)}, func(s *explore.Schedule) {
+			var x atomic.Int64
+			a := s.Go("a", func() { x.Add(1); x.Add(1) })
+			b := s.Go("b", func() { x.Add(1); x.Add(1) })
+			a.Join()
+			b.Join()
+		})
+		return res.Schedules
+	}
+	c0, c1, c2 := count(0), count(1), count(2)
+	if !(c0 < c1 && c1 < c2) {
+		t.Fatalf("schedules by bound: %d, %d, %d; want strictly growing", c0, c1, c2)
+	}
+}
+
+// Two mutexes taken in opposite orders deadlock in some schedule.
+func TestFindsDeadlock(t *testing.T) {
+	msg := failure(t, explore.Options{Strategy: explore.Exhaustive(2)}, func(s *explore.Schedule) {
+		var m1, m2 xsync.Mutex
+		a := s.Go("a", func() { m1.Lock(); m2.Lock(); m2.Unlock(); m1.Unlock() })
+		b := s.Go("b", func() { m2.Lock(); m1.Lock(); m1.Unlock(); m2.Unlock() })
+		a.Join()
+		b.Join()
+	})
+	if !strings.Contains(msg, "deadlock") {
+		t.Fatalf("unexpected failure: %s", msg)
+	}
+}
+
+// A mutex makes the load-and-store increment safe.
+func TestMutexProtects(t *testing.T) {
+	explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(2)}, func(s *explore.Schedule) {
+		var mu xsync.Mutex
+		var n atomic.Int64
+		inc := func() { mu.Lock(); n.Store(n.Load() + 1); mu.Unlock() }
+		a := s.Go("a", inc)
+		b := s.Go("b", inc)
+		a.Join()
+		b.Join()
+		if got := n.Load(); got != 2 {
+			s.Errorf("n = %d", got)
+		}
+	})
+}
+
+// A parked thread that nobody wakes is caught at quiescence even though its
+// time limit would end the wait.
+func TestQuiescenceCheckBeforeTimeout(t *testing.T) {
+	msg := failure(t, explore.Options{Strategy: explore.Exhaustive(1)}, func(s *explore.Schedule) {
+		p := xsync.NewParker()
+		var job, asleep atomic.Bool
+		s.AtQuiescence(func() error {
+			if asleep.Load() && job.Load() {
+				return fmt.Errorf("sleeping with a job queued")
+			}
+			return nil
+		})
+		w := s.Go("worker", func() {
+			if job.Load() {
+				return
+			}
+			asleep.Store(true)
+			p.ParkFor(1) // bug: the poster never wakes it
+			asleep.Store(false)
+		})
+		job.Store(true)
+		w.Join()
+	})
+	if !strings.Contains(msg, "sleeping with a job queued") {
+		t.Fatalf("unexpected failure: %s", msg)
+	}
+}
+
+// A spin loop that yields ends: the explorer runs the other thread.
+func TestYieldLetsOthersRun(t *testing.T) {
+	for _, st := range []explore.Strategy{explore.Exhaustive(2), explore.PCT(1, 3), explore.Random(1)} {
+		explore.Explore(t, explore.Options{Strategy: st, MaxSchedules: 200}, func(s *explore.Schedule) {
+			var flag atomic.Bool
+			a := s.Go("spinner", func() {
+				for !flag.Load() {
+					xsync.Gosched()
+				}
+			})
+			s.Go("setter", func() { flag.Store(true) })
+			a.Join()
+		})
+	}
+}
+
+// PCT and Random find the lost update too.
+func TestRandomStrategiesFindLostUpdate(t *testing.T) {
+	for _, st := range []explore.Strategy{explore.PCT(7, 2), explore.Random(7)} {
+		failure(t, explore.Options{Strategy: st, MaxSchedules: 500}, func(s *explore.Schedule) {
+			var n atomic.Int64
+			inc := func() { n.Store(n.Load() + 1) }
+			a := s.Go("a", inc)
+			b := s.Go("b", inc)
+			a.Join()
+			b.Join()
+			if got := n.Load(); got != 2 {
+				s.Errorf("n = %d", got)
+			}
+		})
+	}
+}

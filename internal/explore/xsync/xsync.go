@@ -1,0 +1,65 @@
+//go:build !explore
+
+// Package xsync holds the blocking operations of the scheduler's
+// concurrency core (a mutex, a goroutine's parking place, yielding the
+// processor, starting a goroutine) in a form that the interleaving explorer
+// can control. In a normal build each is the plain Go construct (a
+// sync.Mutex, a buffered channel and a timer, runtime.Gosched, a go
+// statement), and costs what that construct costs.
+//
+// Built with -tags explore, a goroutine that the explorer controls (see
+// package explore) blocks in them through the explorer: it tells the
+// explorer what it waits for, and the explorer runs other goroutines until
+// that happens. Any other goroutine gets the plain behaviour.
+package xsync
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Mutex is a sync.Mutex. The zero value is an unlocked mutex.
+type Mutex = sync.Mutex
+
+// Gosched yields the processor (runtime.Gosched).
+func Gosched() { runtime.Gosched() }
+
+// Go runs f on a new goroutine.
+func Go(f func()) { go f() }
+
+// Parker is the place where one goroutine, its owner, blocks until another
+// wakes it. It holds at most one wake-up token: Unpark leaves one, Park
+// takes it, blocking until there is one. The callers guarantee that at most
+// one token is ever in flight (an Unpark for each Park at most). Make one
+// with NewParker; the zero Parker is not usable.
+type Parker struct {
+	ch    chan struct{}
+	timer *time.Timer // owned by the parking goroutine; made lazily
+}
+
+// NewParker returns a Parker with no token.
+func NewParker() *Parker { return &Parker{ch: make(chan struct{}, 1)} }
+
+// Unpark leaves a token; it never blocks (at most one token is in flight).
+func (p *Parker) Unpark() { p.ch <- struct{}{} }
+
+// Park blocks until there is a token and takes it. Owner only.
+func (p *Parker) Park() { <-p.ch }
+
+// ParkFor is Park with a time limit d > 0: it reports true if it took a
+// token, false if d passed first (taking none). Owner only.
+func (p *Parker) ParkFor(d time.Duration) bool {
+	if p.timer == nil {
+		p.timer = time.NewTimer(d)
+	} else {
+		p.timer.Reset(d)
+	}
+	select {
+	case <-p.ch:
+		p.timer.Stop()
+		return true
+	case <-p.timer.C:
+		return false
+	}
+}

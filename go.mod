@@ -7,3 +7,8 @@ require (
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.24.0
 )
+
+require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
+)

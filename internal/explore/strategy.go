@@ -202,7 +202,7 @@ func (s *random) begin() bool {
 }
 
 func (s *random) choose(ids []int, _, _ int) int { return s.rng.IntN(len(ids)) }
-func (s *random) end(int)               {}
+func (s *random) end(int)                        {}
 func (s *random) String() string {
 	return fmt.Sprintf("random, seed %d, schedule %d", s.seed, s.run)
 }

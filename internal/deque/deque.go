@@ -2,7 +2,7 @@ package deque
 
 import (
 	"math/bits"
-	"sync/atomic"
+	"github.com/go-steal/steal/internal/explore/atomic"
 )
 
 const (

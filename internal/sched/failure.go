@@ -3,7 +3,8 @@ package sched
 import (
 	"context"
 	"runtime/debug"
-	"sync/atomic"
+
+	"github.com/go-steal/steal/internal/explore/atomic"
 )
 
 // modes are the group's opt-in failure behaviours. They are written only

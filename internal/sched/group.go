@@ -3,10 +3,9 @@ package sched
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
+	"github.com/go-steal/steal/internal/explore/atomic"
+	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/gid"
 )
 
@@ -75,7 +74,7 @@ type groupSlow struct {
 	// because limit of the group's tasks were executing (startRunning);
 	// nParked is its length, readable without mu.
 	nParked atomic.Int64
-	mu      sync.Mutex
+	mu      xsync.Mutex
 	parked  []func() error
 }
 
@@ -226,7 +225,7 @@ func (g *Group) acquireOutside() {
 			continue
 		}
 		if i < submitPolls+submitSpins {
-			runtime.Gosched()
+			xsync.Gosched()
 			continue
 		}
 		g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit })

@@ -3,9 +3,9 @@ package sched
 import (
 	"math/bits"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
+	"github.com/go-steal/steal/internal/explore/atomic"
+	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/gid"
 )
 
@@ -163,7 +163,7 @@ type queue struct {
 	tail    *block // block holding slot published
 	tailOff int    // published % blockLen, kept to avoid the division
 
-	headMu  sync.Mutex
+	headMu  xsync.Mutex
 	head    *block // block holding slot taken (consumers)
 	headOff int
 
@@ -199,7 +199,7 @@ func (q *queue) lockTail() uint64 {
 			return w / onePub
 		}
 		if i >= tailSpins {
-			runtime.Gosched() // the holder may have been preempted
+			xsync.Gosched() // the holder may have been preempted
 		}
 	}
 }

@@ -2,8 +2,8 @@ package sched
 
 import (
 	"math/rand/v2"
-	"sync/atomic"
 
+	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/gid"
 )
 

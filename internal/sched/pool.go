@@ -2,9 +2,9 @@ package sched
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
 
+	"github.com/go-steal/steal/internal/explore/atomic"
+	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/sleep"
 )
@@ -46,7 +46,7 @@ type Pool struct {
 	dozing    atomic.Bool // it ticks slowly (see watchdog)
 	kick      chan struct{}
 
-	mu sync.Mutex // guards slot occupancy and growth, live changes
+	mu xsync.Mutex // guards slot occupancy and growth, live changes
 }
 
 // global is the process's pool.
@@ -164,7 +164,7 @@ func (p *Pool) spawn(extra bool) bool {
 	// The new worker counts as inactive (looking for work) from now on,
 	// so posters that follow do not start more workers for the same job.
 	idle := p.sleep.StartLooking(w.index)
-	go w.run(idle)
+	xsync.Go(func() { w.run(idle) })
 	return true
 }
 

@@ -1,6 +1,6 @@
 package sched
 
-import "sync/atomic"
+import "github.com/go-steal/steal/internal/explore/atomic"
 
 // job is one queued call of a group's function, by value: how the
 // injector stores it, so an outside Go allocates nothing beyond the

@@ -3,6 +3,8 @@ package sched
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/go-steal/steal/internal/explore/xsync"
 )
 
 // Goroutines that park on a group (a Wait that has nothing left to help
@@ -35,7 +37,7 @@ const waitBucketBits = 6
 var waitTable [1 << waitBucketBits]waitBucket
 
 type waitBucket struct {
-	mu   sync.Mutex
+	mu   xsync.Mutex
 	list []waiter
 	_    [64 - 32]byte // one bucket per cache line
 }
@@ -44,10 +46,10 @@ type waitBucket struct {
 type waiter struct {
 	g   *Group
 	bit uint64
-	ch  chan struct{} // buffered; one token per registration
+	p   *xsync.Parker // one token per registration
 }
 
-var chans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+var parkers = sync.Pool{New: func() any { return xsync.NewParker() }}
 
 func bucketOf(g *Group) *waitBucket {
 	// A Group that has tasks is on the heap (Go stores it in the task),
@@ -63,17 +65,17 @@ func bucketOf(g *Group) *waitBucket {
 // on its condition.
 func (g *Group) park(bit uint64, must func(s uint64) bool) {
 	b := bucketOf(g)
-	ch := chans.Get().(chan struct{})
+	p := parkers.Get().(*xsync.Parker)
 	b.mu.Lock()
 	registered := must(g.state.Or(bit) | bit)
 	if registered {
-		b.list = append(b.list, waiter{g: g, bit: bit, ch: ch})
+		b.list = append(b.list, waiter{g: g, bit: bit, p: p})
 	}
 	b.mu.Unlock()
 	if registered {
-		<-ch
+		p.Park()
 	}
-	chans.Put(ch)
+	parkers.Put(p)
 }
 
 // wake wakes every goroutine parked on g for bit and clears the bit; each
@@ -85,7 +87,7 @@ func (g *Group) wake(bit uint64) {
 	kept := b.list[:0]
 	for _, wt := range b.list {
 		if wt.g == g && wt.bit == bit {
-			wt.ch <- struct{}{} // buffered and empty: never blocks
+			wt.p.Unpark() // its one token
 		} else {
 			kept = append(kept, wt)
 		}

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"github.com/go-steal/steal/internal/deque"
+	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/sleep"
 )
 
@@ -92,7 +93,7 @@ func (w *worker) replace() {
 	w.flush()
 	workers.Unregister()
 	idle := w.pool.sleep.StartLooking(w.index)
-	go w.run(idle)
+	xsync.Go(func() { w.run(idle) })
 }
 
 // foundWork ends an idle spell that found a task. If more tasks are queued

@@ -1,6 +1,6 @@
 package sleep
 
-import "sync/atomic"
+import "github.com/go-steal/steal/internal/explore/atomic"
 
 // Counters is a snapshot of the packed word shared by all workers of a pool:
 //

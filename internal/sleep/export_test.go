@@ -40,19 +40,16 @@ func (s *Sleep) blockedNow(i int) (blocked, ok bool) {
 	return sl.blocked, true
 }
 
-// tokens reports how many wake-up tokens wait in worker i's channel.
-func (s *Sleep) tokens(i int) int { return len(s.slot(i).wake) }
+// tokens reports how many wake-up tokens wait in worker i's parker.
+func (s *Sleep) tokens(i int) int { return s.slot(i).wake.Tokens() }
 
-// forceRelease puts a token into every slot's wake channel that has room,
+// forceRelease puts a token into every slot's parker that has room,
 // bypassing the protocol. Only for unsticking a worker after a test has
 // already failed (a lost wake-up), so that the test can end without leaking
 // goroutines.
 func (s *Sleep) forceRelease() {
 	for _, sl := range *s.sleepers.Load() {
-		select {
-		case sl.wake <- struct{}{}:
-		default:
-		}
+		sl.wake.TryUnpark()
 	}
 }
 

@@ -2,9 +2,10 @@ package sleep
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/go-steal/steal/internal/explore/atomic"
+	"github.com/go-steal/steal/internal/explore/xsync"
 )
 
 // Test hooks. Each is nil in production and set only by this package's
@@ -69,7 +70,7 @@ type Sleep struct {
 	// belongs to a worker that did not exist when the reader loaded the
 	// slice.
 	sleepers atomic.Pointer[[]*sleeper]
-	growMu   sync.Mutex
+	growMu   xsync.Mutex
 
 	// spin: GOMAXPROCS was above 1 when last sampled (see SpinRounds):
 	// by New, then by whoever calls SetSpin. runtime.GOMAXPROCS takes the
@@ -90,14 +91,13 @@ type sleeper struct {
 	// later load of done (or its failed registration) will stop it.
 	asleep atomic.Bool
 
-	mu      sync.Mutex
+	mu      xsync.Mutex
 	blocked bool
-	// wake carries one token from the waker to the sleeper. The waker sends
-	// only while it holds mu and finds blocked true, and sets blocked to
-	// false in the same critical section, so at most one token is ever in
-	// flight and the buffer of one never blocks the waker.
-	wake  chan struct{}
-	timer *time.Timer // owned by the worker; lazily created
+	// wake carries one token from the waker to the sleeper. The waker
+	// unparks only while it holds mu and finds blocked true, and sets
+	// blocked to false in the same critical section, so at most one token
+	// is ever in flight.
+	wake *xsync.Parker
 }
 
 // New returns a Sleep with n worker slots.
@@ -126,7 +126,7 @@ func (s *Sleep) Grow(n int) {
 	// time stays amortized O(1) instead of copying every slot each time.
 	grown := old
 	for len(grown) < n {
-		grown = append(grown, &sleeper{wake: make(chan struct{}, 1)})
+		grown = append(grown, &sleeper{wake: xsync.NewParker()})
 	}
 	s.sleepers.Store(&grown)
 }
@@ -215,7 +215,7 @@ func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.
 		return Search
 	case idle.rounds < Rounds:
 		idle.rounds++
-		runtime.Gosched()
+		xsync.Gosched()
 		return Search
 	case idle.rounds == Rounds:
 		// Make the JEC even, and remember it. From here on, a poster that
@@ -227,7 +227,7 @@ func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.
 		if testHookAnnounced != nil {
 			testHookAnnounced()
 		}
-		runtime.Gosched()
+		xsync.Gosched()
 		return Search
 	default:
 		return s.sleep(idle, done, injected, linger)
@@ -296,32 +296,22 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 
 	out := Search
 	if linger <= 0 {
-		<-sl.wake
-	} else {
-		if sl.timer == nil {
-			sl.timer = time.NewTimer(linger)
+		sl.wake.Park()
+	} else if !sl.wake.ParkFor(linger) {
+		sl.mu.Lock()
+		if sl.blocked {
+			// Nobody woke us: unregister ourselves.
+			sl.blocked = false
+			sl.asleep.Store(false)
+			s.c.subSleeping()
+			out = Lingered
 		} else {
-			sl.timer.Reset(linger)
+			// A waker beat the timer: its token is already there (left
+			// under the lock we now hold). Take it so the next sleep
+			// starts without one.
+			sl.wake.Park()
 		}
-		select {
-		case <-sl.wake:
-			sl.timer.Stop()
-		case <-sl.timer.C:
-			sl.mu.Lock()
-			if sl.blocked {
-				// Nobody woke us: unregister ourselves.
-				sl.blocked = false
-				sl.asleep.Store(false)
-				s.c.subSleeping()
-				out = Lingered
-			} else {
-				// A waker beat the timer: its token is already in the
-				// channel (sent under the lock we now hold). Take it so
-				// the next sleep starts with an empty channel.
-				<-sl.wake
-			}
-			sl.mu.Unlock()
-		}
+		sl.mu.Unlock()
 	}
 	idle.rounds, idle.jec = 0, 0
 	return out
@@ -424,7 +414,7 @@ func (s *Sleep) wake(sl *sleeper) bool {
 	// otherwise posters would keep counting a worker that is already on its
 	// way back as a sleeper that needs waking.
 	s.c.subSleeping()
-	sl.wake <- struct{}{}
+	sl.wake.Unpark()
 	sl.mu.Unlock()
 	return true
 }

@@ -63,3 +63,18 @@ func (p *Parker) ParkFor(d time.Duration) bool {
 		return false
 	}
 }
+
+// Tokens reports whether a token waits (1) or not (0).
+func (p *Parker) Tokens() int { return len(p.ch) }
+
+// TryUnpark leaves a token unless one is there already, and reports
+// whether it did; never blocks. For tests that must unstick a goroutine
+// after a failure.
+func (p *Parker) TryUnpark() bool {
+	select {
+	case p.ch <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}

@@ -127,3 +127,23 @@ func (p *Parker) ParkFor(d time.Duration) bool {
 	p.tokens = 0
 	return true
 }
+
+// Tokens reports whether a token waits (1) or not (0).
+func (p *Parker) Tokens() int { return len(p.ch) + p.tokens }
+
+// TryUnpark leaves a token unless one is there already; see the normal build.
+func (p *Parker) TryUnpark() bool {
+	if explore.Controlled() {
+		if p.tokens != 0 {
+			return false
+		}
+		p.Unpark()
+		return true
+	}
+	select {
+	case p.ch <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}

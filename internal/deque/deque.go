@@ -2,6 +2,7 @@ package deque
 
 import (
 	"math/bits"
+
 	"github.com/go-steal/steal/internal/explore/atomic"
 )
 

@@ -17,14 +17,6 @@ import (
 //
 // Run with: go test -tags explore -run Explore ./internal/deque
 
-// exploreBound is the preemption bound of the exhaustive searches here.
-func exploreBound() int {
-	if testing.Short() {
-		return 2
-	}
-	return 3
-}
-
 // dequeProgram is one configuration: the owner's operations (a positive
 // number n pushes n new items in turn, 0 pops once) and, per thief, how
 // many steals it makes.
@@ -148,8 +140,9 @@ func TestExploreDeque(t *testing.T) {
 				name += "/retain"
 			}
 			t.Run(name, func(t *testing.T) {
-				res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(exploreBound())}, p.run)
-				if !res.Exhausted {
+				bound := explore.Bound(2, 2)
+				res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(bound), Budget: explore.Budget()}, p.run)
+				if !res.Exhausted && !explore.Long() {
 					t.Fatalf("search not exhausted: %v", res)
 				}
 				t.Log(res)

@@ -149,8 +149,9 @@ type run struct {
 	strat    Strategy
 	steps    int
 	maxSteps int
-	trace    []string // the last traceLen steps, a ring
-	checks   []func() error
+	trace    []string       // the last traceLen steps, a ring
+	checks   []func() error // at quiescence
+	always   []func() error // at every step
 	checking bool
 	failure  string
 	finished chan struct{}
@@ -247,6 +248,10 @@ func (r *run) step(t *Thread, what string, addr any, yield bool) {
 	t.yield = yield
 	t.what = what
 	r.record(t, what)
+	if msg := r.check(r.always); msg != "" {
+		r.fail("at step " + fmt.Sprint(r.steps) + ": " + msg)
+		r.wait(t)
+	}
 	r.switchTo(t, r.pick(t, false))
 }
 
@@ -290,30 +295,26 @@ func (r *run) pick(t *Thread, blockedNow bool) *Thread {
 			}
 		}
 		if len(cands) > 0 {
-			// Prefer threads that have not just yielded.
-			var eager []*Thread
-			for _, u := range cands {
-				if !u.yield {
-					eager = append(eager, u)
-				}
-			}
-			if len(eager) > 0 {
-				cands = eager
-			}
-			cur := -1
-			for i, u := range cands {
-				if u == t {
-					cur = i
-				}
-			}
 			if len(cands) == 1 {
 				return cands[0]
 			}
-			return cands[r.choose(cands, cur)]
+			// cur: t may go on, at no cost. yielder: t has just yielded,
+			// so going on is the exception (see Strategy.choose).
+			cur, yielder := -1, -1
+			for i, u := range cands {
+				if u == t {
+					if u.yield {
+						yielder = i
+					} else {
+						cur = i
+					}
+				}
+			}
+			return cands[r.choose(cands, cur, yielder)]
 		}
 		// Quiescent: no thread can run. Check the properties that must
 		// hold here, then let a time limit pass, if any thread has one.
-		if msg := r.quiescent(); msg != "" {
+		if msg := r.check(r.always, r.checks); msg != "" {
 			r.fail("at a quiescent state: " + msg)
 			return nil
 		}
@@ -330,7 +331,7 @@ func (r *run) pick(t *Thread, blockedNow bool) *Thread {
 		if len(timed) > 0 {
 			u := timed[0]
 			if len(timed) > 1 {
-				u = timed[r.choose(timed, -1)]
+				u = timed[r.choose(timed, -1, -1)]
 			}
 			u.state, u.on, u.expire = runnable, nil, true
 			r.record(u, "time limit passes")
@@ -345,12 +346,12 @@ func (r *run) pick(t *Thread, blockedNow bool) *Thread {
 	}
 }
 
-func (r *run) choose(cands []*Thread, cur int) int {
+func (r *run) choose(cands []*Thread, cur, yielder int) int {
 	ids := make([]int, len(cands))
 	for i, u := range cands {
 		ids[i] = u.id
 	}
-	c := r.strat.choose(ids, cur, r.steps)
+	c := r.strat.choose(ids, cur, yielder, r.steps)
 	if c < 0 || c >= len(ids) {
 		r.fail(fmt.Sprintf("replay diverged: the strategy chose %d of %d threads (is the program deterministic?)", c, len(ids)))
 		r.wait(r.running)
@@ -358,9 +359,9 @@ func (r *run) choose(cands []*Thread, cur int) int {
 	return c
 }
 
-// quiescent runs the schedule's quiescence checks with exploration points
-// off and returns the first failure.
-func (r *run) quiescent() string {
+// check runs the given checks with exploration points off and returns the
+// first failure.
+func (r *run) check(lists ...[]func() error) string {
 	r.mu.Lock()
 	r.checking = true
 	r.mu.Unlock()
@@ -369,9 +370,11 @@ func (r *run) quiescent() string {
 		r.checking = false
 		r.mu.Unlock()
 	}()
-	for _, c := range r.checks {
-		if err := c(); err != nil {
-			return err.Error()
+	for _, l := range lists {
+		for _, c := range l {
+			if err := c(); err != nil {
+				return err.Error()
+			}
 		}
 	}
 	return ""
@@ -425,6 +428,10 @@ type Schedule struct {
 	r *run
 }
 
+// Yield gives the next step to another thread, if any can run: a loop
+// that waits for another thread must call it on each turn.
+func (s *Schedule) Yield() { Yield() }
+
 // Go starts f as a new thread named name.
 func (s *Schedule) Go(name string, f func()) *Thread { return Go(name, f) }
 
@@ -433,6 +440,11 @@ func (s *Schedule) Go(name string, f func()) *Thread { return Go(name, f) }
 // goroutine with exploration points off; it must only read (atomic loads),
 // never lock or block.
 func (s *Schedule) AtQuiescence(check func() error) { s.r.checks = append(s.r.checks, check) }
+
+// Always adds a property that must hold in every state of the schedule: it
+// is checked before every step (so after every operation) and at
+// quiescence. The same restrictions as for AtQuiescence apply.
+func (s *Schedule) Always(check func() error) { s.r.always = append(s.r.always, check) }
 
 // Errorf fails the schedule (and the exploration) with a message; the
 // schedule runs on to its end.

@@ -14,10 +14,14 @@ type Strategy interface {
 	// begin starts a schedule; false means there is none left.
 	begin() bool
 	// choose picks one of len(ids) > 1 candidate threads, given by their
-	// ids in the order they were started, and returns its index; cur is
+	// ids in the order they were started, and returns its index. cur is
 	// the index of the thread that took the last step, or -1 if it cannot
-	// run now. steps counts the steps so far.
-	choose(ids []int, cur, steps int) int
+	// run now or has just yielded; yielder is its index in the latter
+	// case, or -1. A thread that yielded (runtime.Gosched in a spin loop)
+	// should give way, but it may also go on, as a real Gosched allows:
+	// strategies must not let it go on forever, or a spin loop waiting
+	// for another thread never ends. steps counts the steps so far.
+	choose(ids []int, cur, yielder, steps int) int
 	// end closes a schedule that took steps steps.
 	end(steps int)
 	fmt.Stringer
@@ -26,7 +30,9 @@ type Strategy interface {
 // Exhaustive returns a strategy that runs every schedule with at most bound
 // preemptions, depth first, as CHESS does: a preemption is a step given to
 // another thread while the one that took the last step could go on.
-// Switching away from a thread that blocks, ends or yields is free. Most
+// Switching away from a thread that blocks, ends or yields is free; letting
+// a thread that yielded go on counts as a preemption (of the threads it
+// yielded to), so a spin loop spins at most bound times in a row. Most
 // concurrency bugs need only one or two preemptions to show, and the
 // number of schedules grows polynomially in the length of the program for
 // a fixed bound, where it grows exponentially without one.
@@ -38,25 +44,33 @@ func Exhaustive(bound int) Strategy { return &dfs{bound: bound} }
 // decision is one choice point of a depth-first schedule.
 type decision struct {
 	n, cur  int // candidates, and the index of the last step's thread (or -1)
-	pos     int // position of the choice in order(n, cur)
+	yielder int // the index of the last step's thread if it yielded (or -1)
+	pos     int // position of the choice in order()
 	preempt int // preemptions made before this choice
 }
 
 // order lists the candidates in the order they are tried: first the one
-// that costs no preemption (cur, or the first when cur is -1), then the rest.
+// that costs no preemption (cur, or the first other than the yielder when
+// cur is -1), then the rest, the yielder last.
 func (d decision) order() []int {
 	first := max(d.cur, 0)
+	if d.cur < 0 && first == d.yielder {
+		first++
+	}
 	o := []int{first}
 	for i := range d.n {
-		if i != first {
+		if i != first && i != d.yielder {
 			o = append(o, i)
 		}
+	}
+	if d.yielder >= 0 {
+		o = append(o, d.yielder)
 	}
 	return o
 }
 
 func (d decision) cost(c int) int {
-	if d.cur >= 0 && c != d.cur {
+	if d.cur >= 0 && c != d.cur || c == d.yielder {
 		return 1
 	}
 	return 0
@@ -94,14 +108,14 @@ func (s *dfs) begin() bool {
 	return false
 }
 
-func (s *dfs) choose(ids []int, cur, _ int) int {
+func (s *dfs) choose(ids []int, cur, yielder, _ int) int {
 	n := len(ids)
 	preempt := 0
 	if k := len(s.decisions); k > 0 {
 		last := s.decisions[k-1]
 		preempt = last.preempt + last.cost(last.order()[last.pos])
 	}
-	d := decision{n: n, cur: cur, preempt: preempt}
+	d := decision{n: n, cur: cur, yielder: yielder, preempt: preempt}
 	if k := len(s.decisions); k < len(s.prefix) {
 		d.pos = s.prefix[k]
 		if d.pos >= n {
@@ -158,7 +172,7 @@ func (s *pct) begin() bool {
 	return true
 }
 
-func (s *pct) choose(ids []int, cur, steps int) int {
+func (s *pct) choose(ids []int, cur, yielder, steps int) int {
 	n := len(ids)
 	for _, id := range ids {
 		if _, ok := s.prio[id]; !ok {
@@ -169,9 +183,12 @@ func (s *pct) choose(ids []int, cur, steps int) int {
 		s.prio[ids[cur]] = float64(rank) * 0.5 // below every initial priority
 		delete(s.change, steps)
 	}
-	best := 0
-	for i := 1; i < n; i++ {
-		if s.prio[ids[i]] > s.prio[ids[best]] {
+	// The highest priority takes the step, but a thread that has just
+	// yielded gives way (else a spinning thread of high priority would
+	// spin forever).
+	best := -1
+	for i := range n {
+		if i != yielder && (best < 0 || s.prio[ids[i]] > s.prio[ids[best]]) {
 			best = i
 		}
 	}
@@ -201,8 +218,8 @@ func (s *random) begin() bool {
 	return true
 }
 
-func (s *random) choose(ids []int, _, _ int) int { return s.rng.IntN(len(ids)) }
-func (s *random) end(int)                        {}
+func (s *random) choose(ids []int, _, _, _ int) int { return s.rng.IntN(len(ids)) }
+func (s *random) end(int)                           {}
 func (s *random) String() string {
 	return fmt.Sprintf("random, seed %d, schedule %d", s.seed, s.run)
 }

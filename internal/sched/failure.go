@@ -3,6 +3,7 @@ package sched
 import (
 	"context"
 	"runtime/debug"
+	stdatomic "sync/atomic"
 
 	"github.com/go-steal/steal/internal/explore/atomic"
 )
@@ -22,7 +23,7 @@ type modes struct {
 	// becomes the error it returns, which cancels the group's context and
 	// is raised again by Wait. later counts the panics after the first.
 	// When nil, a task's panic crashes the program (worker.call).
-	wrapPanic func(v any, stack []byte, later *atomic.Int64) error
+	wrapPanic func(v any, stack []byte, later *stdatomic.Int64) error
 }
 
 // panicRecord is the first recovered panic of a group.
@@ -33,7 +34,7 @@ type panicRecord struct {
 	// (canceled) does not read err.
 	set   atomic.Bool
 	err   error
-	later atomic.Int64 // recovered panics that lost the race for set
+	later stdatomic.Int64 // recovered panics that lost the race for set; a plain counter the wsgroup package reads, not part of any protocol
 }
 
 // SetSkipQueued turns the skip-queued cancellation mode on or off. It
@@ -51,7 +52,7 @@ func (g *Group) SetSkipQueued(on bool) (active int64) {
 // or let them crash the program (wrap == nil). wrap builds the value that
 // cancels the context and that Wait panics with. Like SetSkipQueued, it
 // refuses while tasks are active.
-func (g *Group) SetRecoverPanics(wrap func(v any, stack []byte, later *atomic.Int64) error) (active int64) {
+func (g *Group) SetRecoverPanics(wrap func(v any, stack []byte, later *stdatomic.Int64) error) (active int64) {
 	if active = g.count(); active != 0 {
 		return active
 	}

@@ -1,9 +1,8 @@
 package sched
 
 import (
-	"math/rand/v2"
-
 	"github.com/go-steal/steal/internal/explore/atomic"
+	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/gid"
 )
 
@@ -152,7 +151,7 @@ func (p *Pool) stealFor(keep func(*task) bool) *task {
 	if n == 0 {
 		return nil
 	}
-	start := int(rand.Uint64() % uint64(n))
+	start := int(xsync.Rand() % uint64(n))
 	for i := range n {
 		v := start + i
 		if v >= n {

@@ -24,12 +24,13 @@ const (
 	// finds its deque empty looks at every shard.
 	maxShards = 64
 
-	// submitPolls is how many rounds of 32 loads of the group's count an
-	// outside Go on a full limited group makes without yielding (when
-	// GOMAXPROCS > 1); submitSpins is how many times it then yields the
-	// processor, rechecking for a free slot, before it blocks.
-	submitPolls = 16
-	submitSpins = 16
+	// submitPolls (probe.go: defaultSubmitPolls) is how many rounds of
+	// 32 loads of the group's count an outside Go on a full limited group
+	// makes without yielding (when GOMAXPROCS > 1); submitSpins is how
+	// many times it then yields the processor, rechecking for a free
+	// slot, before it blocks.
+	defaultSubmitPolls = 16
+	submitSpins        = 16
 
 	// tailSpins is how many times a submitter retries an injector
 	// shard's tail lock before it yields between tries.

@@ -100,6 +100,7 @@ func (p *Pool) surplus() bool { return p.live.Load() > p.capacity() }
 
 // inject queues t from a goroutine that is not a worker.
 func (p *Pool) inject(t job) {
+	postBegin()
 	p.inj.push(t)
 	// After the push: the sleep protocol needs this order (package sleep).
 	c := p.sleep.Post()
@@ -108,6 +109,7 @@ func (p *Pool) inject(t job) {
 		p.sleep.Wake(c, 1, p.inj.len() <= 1)
 	}
 	p.maybeSpawn(c)
+	postEnd()
 }
 
 // maybeSpawn starts a worker when a job was just posted and, by the
@@ -191,6 +193,8 @@ func (p *Pool) spawnExtra(n int) {
 // to take them. On true the goroutine must exit without touching the slot
 // again.
 func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
+	postBegin()
+	defer postEnd()
 	p.mu.Lock()
 	w.occupied = false
 	p.live.Add(-1)

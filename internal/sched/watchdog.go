@@ -68,7 +68,7 @@ func (p *Pool) watch() {
 		return
 	}
 	p.watching.Store(true)
-	go p.watchdog()
+	startWatchdog(p)
 }
 
 func (p *Pool) watchdog() {

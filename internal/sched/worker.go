@@ -105,6 +105,8 @@ func (w *worker) replace() {
 // from: a worker whose deque others steal from may be blocked, and each
 // thief that leaves tasks behind in it passes the baton on.
 func (w *worker) foundWork(idle *sleep.Idle) {
+	postBegin()
+	defer postEnd()
 	p := w.pool
 	c := p.sleep.WorkFound(idle)
 	if c.Inactive() != 0 {
@@ -169,6 +171,7 @@ func (w *worker) takeInjected() *task {
 	}
 	// Pop is LIFO, so to run the batch in submission order the newest goes
 	// in first.
+	postBegin()
 	wasEmpty := w.dq.Len() == 0
 	for i := n - 1; i >= 1; i-- {
 		w.dq.Push(w.newTask(w.batch[i].f, w.batch[i].g, true))
@@ -181,6 +184,7 @@ func (w *worker) takeInjected() *task {
 		// queued behind a task that blocks.
 		w.pool.sleep.NewInternalJobs(n-1, wasEmpty)
 	}
+	postEnd()
 	t := w.newTask(w.batch[0].f, w.batch[0].g, true)
 	w.batch[0] = job{}
 	return t
@@ -383,11 +387,13 @@ func (w *worker) flush() {
 
 // pushLocal queues a task of g on this worker's deque.
 func (w *worker) pushLocal(f func() error, g *Group) {
+	postBegin()
 	wasEmpty := w.dq.Len() == 0
 	w.dq.Push(w.newTask(f, g, false))
 	// After the push (package sleep): wake a sleeper if one should steal.
 	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
 	w.pool.maybeSpawn(c)
+	postEnd()
 }
 
 // help waits on a worker for g to finish. It runs g's own queued tasks:

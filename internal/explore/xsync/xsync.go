@@ -14,6 +14,7 @@
 package xsync
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"time"
@@ -27,6 +28,11 @@ func Gosched() { runtime.Gosched() }
 
 // Go runs f on a new goroutine.
 func Go(f func()) { go f() }
+
+// Rand returns a pseudo-random number (math/rand/v2's Uint64). Under the
+// interleaving explorer a controlled goroutine gets 0 instead, so that a
+// schedule replays the same way every time.
+func Rand() uint64 { return rand.Uint64() }
 
 // Parker is the place where one goroutine, its owner, blocks until another
 // wakes it. It holds at most one wake-up token: Unpark leaves one, Park

@@ -3,6 +3,7 @@
 package xsync
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"time"
@@ -59,6 +60,15 @@ func Go(f func()) {
 		return
 	}
 	go f()
+}
+
+// Rand returns a pseudo-random number; 0 for a controlled goroutine, whose
+// choices must replay the same way in every run of a schedule.
+func Rand() uint64 {
+	if explore.Controlled() {
+		return 0
+	}
+	return rand.Uint64()
 }
 
 // Parker: see the normal build. A controlled owner parks through the

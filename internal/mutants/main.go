@@ -1,0 +1,344 @@
+// Command mutants shows that the checks of the scheduler's concurrency core
+// can fail: it breaks the code on purpose, one known bug at a time, and
+// runs the check that must catch that bug. A mutant that the check does not
+// catch (the tests pass with the bug in) is a blind spot, and the command
+// exits with status 1.
+//
+// Each mutant is applied to a copy of the module in a temporary directory
+// (the files git knows, tracked or not ignored), so the working tree is
+// never touched. Run it from the module root:
+//
+//	go run ./internal/mutants             # every mutant
+//	go run ./internal/mutants -run steal  # those whose name matches
+//	go run ./internal/mutants -list       # the table, without running it
+//
+// Before the mutants it runs every distinct check on the unbroken copy: a
+// check that fails there proves nothing about the mutants.
+//
+// The table is mutants below: the bug, where it is made, and the check
+// that catches it. The checks are the interleaving explorations (go test
+// -tags explore, package explore), the linearizability check of the deque,
+// the property tests of wsgroup against errgroup, and the stress tests.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// edit replaces old, which must occur exactly once in the file, with new.
+type edit struct{ old, new string }
+
+// mutant is one deliberately broken variant and the check that catches it.
+type mutant struct {
+	name  string
+	bug   string // what the mutant breaks, for the table
+	file  string
+	edits []edit
+	check check
+}
+
+// check is a go test invocation that must fail on the mutant.
+type check struct {
+	what string   // for the table
+	args []string // after "go test"
+}
+
+// The checks.
+var (
+	exploreSleep = check{"explorer: idle protocol (sleep)",
+		[]string{"-tags", "explore", "-run", "TestExploreSleep", "./internal/sleep"}}
+	exploreSched = check{"explorer: scheduler (sched)",
+		[]string{"-tags", "explore", "-run", "TestExploreSched", "./internal/sched"}}
+	exploreDeque = check{"explorer: deque",
+		[]string{"-tags", "explore", "-run", "TestExploreDeque", "./internal/deque"}}
+	linearDeque = check{"linearizability: deque (porcupine)",
+		[]string{"-run", "TestLinearizab", "./internal/deque"}}
+	propertyGroup = check{"property: wsgroup against errgroup (rapid)",
+		[]string{"-run", "TestProperty", "./wsgroup"}}
+)
+
+// mutants is the table.
+var mutants = []mutant{
+	{
+		name:  "sleep-no-recheck",
+		bug:   "a worker that announced sleepiness sleeps without re-checking the jobs event counter",
+		file:  "internal/sleep/sleep.go",
+		edits: []edit{{"if c.JEC() != idle.jec {", "if c.JEC() != idle.jec && idle.worker < 0 {"}},
+		check: exploreSleep,
+	},
+	{
+		name: "sleep-wake-before-post",
+		bug:  "a post reads the sleepers and wakes them before it moves the jobs event counter",
+		file: "internal/sleep/sleep.go",
+		edits: []edit{{
+			"func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {\n\tc := s.Post()\n\ts.Wake(c, n, queueWasEmpty)\n\treturn c",
+			"func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {\n\tc := s.Load()\n\ts.Wake(c, n, queueWasEmpty)\n\ts.Post()\n\treturn c",
+		}},
+		check: exploreSleep,
+	},
+	{
+		name: "sleep-asleep-after-done",
+		bug:  "a sleeper publishes its asleep flag only after it has checked for shutdown",
+		file: "internal/sleep/sleep.go",
+		edits: []edit{
+			{"\tsl.asleep.Store(true)\n\t// Under the lock", "\t// Under the lock"},
+			{"\t\treturn Done\n\t}\n\tif testHookRegister != nil {", "\t\treturn Done\n\t}\n\tsl.asleep.Store(true)\n\tif testHookRegister != nil {"},
+		},
+		check: exploreSleep,
+	},
+	{
+		name:  "sched-local-push-no-wake",
+		bug:   "a Go inside a task pushes onto the worker's deque and moves the counter, but wakes no sleeper",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"c := w.pool.sleep.NewInternalJobs(1, wasEmpty)", "c := w.pool.sleep.Post()\n\t_ = wasEmpty"}},
+		check: exploreSched,
+	},
+	{
+		name:  "sched-inject-no-wake",
+		bug:   "a Go from outside queues its task in the injector and wakes no sleeper",
+		file:  "internal/sched/pool.go",
+		edits: []edit{{"\tif c.Sleeping() > 0 {\n\t\t// Only now", "\tif c.Sleeping() < 0 {\n\t\t// Only now"}},
+		check: exploreSched,
+	},
+	{
+		name:  "sched-count-twice",
+		bug:   "a finished task is subtracted from its group's count twice",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"s := g.state.Add(^uint64(k*oneTask - 1))", "s := g.state.Add(^uint64(2*k*oneTask - 1))"}},
+		check: exploreSched,
+	},
+	{
+		name:  "sched-wait-early",
+		bug:   "an outside Wait stops waiting while one task is still unfinished",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\tfor g.count() != 0 {\n\t\tg.park(bitDone", "\tfor g.count() > 1 {\n\t\tg.park(bitDone"}},
+		check: exploreSched,
+	},
+	{
+		name:  "deque-steal-no-cas",
+		bug:   "a thief takes the top item with a plain store of top instead of a compare-and-swap",
+		file:  "internal/deque/deque.go",
+		edits: []edit{{"\tif !d.top.CompareAndSwap(t, t+1) {\n\t\treturn nil, true\n\t}", "\td.top.Store(t + 1)"}},
+		check: exploreDeque,
+	},
+	{
+		name:  "deque-steal-no-cas/linearizability",
+		bug:   "the same broken steal, against the sequential specification",
+		file:  "internal/deque/deque.go",
+		edits: []edit{{"\tif !d.top.CompareAndSwap(t, t+1) {\n\t\treturn nil, true\n\t}", "\td.top.Store(t + 1)"}},
+		check: linearDeque,
+	},
+	{
+		name:  "deque-pop-last-no-cas",
+		bug:   "the owner takes the last item without racing the thieves for it",
+		file:  "internal/deque/deque.go",
+		edits: []edit{{"won := d.top.CompareAndSwap(t, t+1)", "won := true\n\td.top.Store(t + 1)"}},
+		check: exploreDeque,
+	},
+	{
+		name:  "deque-pop-no-final-store",
+		bug:   "a pop of the last item skips its final store of bottom",
+		file:  "internal/deque/deque.go",
+		edits: []edit{{"\td.bottom.Store(b + 1)\n\tif !won {", "\tif !won {"}},
+		check: exploreDeque,
+	},
+	{
+		name: "deque-push-publish-first",
+		bug:  "a push publishes the new bottom before it writes the slot",
+		file: "internal/deque/deque.go",
+		edits: []edit{
+			{"\tr.slot(b).Store(x)\n\t// Publish x", "\td.bottom.Store(b + 1)\n\t// Publish x"},
+			{"\td.bottom.Store(b + 1)\n}\n\n// Pop removes", "\tr.slot(b).Store(x)\n}\n\n// Pop removes"},
+		},
+		check: exploreDeque,
+	},
+	{
+		name:  "group-trygo-ignores-limit",
+		bug:   "TryGo on a full limited group queues the task anyway",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\t\tcase !block:\n\t\t\treturn false\n", "\t\tcase !block:\n\t\t\tg.acquireInTask()\n"}},
+		check: propertyGroup,
+	},
+}
+
+func main() {
+	run := flag.String("run", "", "run only the mutants whose name matches this regular expression")
+	list := flag.Bool("list", false, "print the table and exit")
+	timeout := flag.Duration("timeout", 5*time.Minute, "time limit of one check")
+	flag.Parse()
+	re, err := regexp.Compile(*run)
+	if err != nil {
+		fatalf("-run: %v", err)
+	}
+	var chosen []mutant
+	for _, m := range mutants {
+		if re.MatchString(m.name) {
+			chosen = append(chosen, m)
+		}
+	}
+	if *list {
+		printTable(chosen, nil)
+		return
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		fatalf("%v", err)
+	}
+	tmp, err := os.MkdirTemp("", "mutants")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	defer os.RemoveAll(tmp)
+	clean := filepath.Join(tmp, "clean")
+	if err := copyModule(root, clean); err != nil {
+		fatalf("copying the module: %v", err)
+	}
+
+	// The checks must pass on the unbroken code.
+	seen := map[string]bool{}
+	for _, m := range chosen {
+		key := strings.Join(m.check.args, " ")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		fmt.Printf("baseline: go test %s ... ", key)
+		if out, err := goTest(clean, m.check.args, *timeout); err != nil {
+			fmt.Println("FAILS")
+			fatalf("the check fails on the unbroken code:\n%s", out)
+		}
+		fmt.Println("passes")
+	}
+
+	results := make([]string, len(chosen))
+	survived := 0
+	for i, m := range chosen {
+		dir := filepath.Join(tmp, fmt.Sprintf("m%d", i))
+		if err := copyModule(root, dir); err != nil {
+			fatalf("copying the module: %v", err)
+		}
+		if err := apply(dir, m); err != nil {
+			fatalf("%s: %v", m.name, err)
+		}
+		start := time.Now()
+		out, err := goTest(dir, m.check.args, *timeout)
+		took := time.Since(start).Round(100 * time.Millisecond)
+		if bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")) {
+			fatalf("%s: the mutant does not build, so it proves nothing; fix its edits:\n%s", m.name, out)
+		}
+		if err != nil {
+			results[i] = fmt.Sprintf("caught (%v)", took)
+			fmt.Printf("%-36s caught in %v: %s\n", m.name, took, firstFailure(out))
+		} else {
+			results[i] = "NOT CAUGHT"
+			survived++
+			fmt.Printf("%-36s NOT CAUGHT: the check passed with the bug in\n", m.name)
+		}
+		os.RemoveAll(dir)
+	}
+	fmt.Println()
+	printTable(chosen, results)
+	if survived > 0 {
+		fmt.Printf("\n%d of %d mutants not caught\n", survived, len(chosen))
+		os.Exit(1)
+	}
+	fmt.Printf("\nall %d mutants caught\n", len(chosen))
+}
+
+func printTable(ms []mutant, results []string) {
+	fmt.Println("| mutant | bug | check | result |")
+	fmt.Println("|---|---|---|---|")
+	for i, m := range ms {
+		r := ""
+		if results != nil {
+			r = results[i]
+		}
+		fmt.Printf("| %s | %s | %s: `go test %s` | %s |\n", m.name, m.bug, m.check.what, strings.Join(m.check.args, " "), r)
+	}
+}
+
+// copyModule copies the files git knows (tracked, or untracked and not
+// ignored) from root to dir.
+func copyModule(root, dir string) error {
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %v", err)
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if os.IsNotExist(err) {
+			continue // deleted in the work tree
+		}
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply makes m's edits in the copy at dir.
+func apply(dir string, m mutant) error {
+	path := filepath.Join(dir, m.file)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(data)
+	for _, e := range m.edits {
+		if n := strings.Count(s, e.old); n != 1 {
+			return fmt.Errorf("%s: the text to replace occurs %d times, want once (has the code changed? update the table):\n%s", m.file, n, e.old)
+		}
+		s = strings.Replace(s, e.old, e.new, 1)
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// goTest runs go test args in dir, uncached, with a time limit.
+func goTest(dir string, args []string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+	defer cancel()
+	full := append([]string{"test", "-count=1", "-timeout", timeout.String()}, args...)
+	cmd := exec.CommandContext(ctx, "go", full...)
+	cmd.Dir = dir
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	return buf.Bytes(), err
+}
+
+// firstFailure returns the first line of out that says what failed.
+func firstFailure(out []byte) string {
+	for _, line := range strings.Split(string(out), "\n") {
+		for _, key := range []string{"lost wake-up", "stall", "deadlock", "failed:", "panic:", "Error", "error", "want", "--- FAIL"} {
+			if strings.Contains(line, key) {
+				line = strings.TrimSpace(line)
+				if len(line) > 160 {
+					line = line[:160] + "…"
+				}
+				return line
+			}
+		}
+	}
+	return "(see go test's output)"
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "mutants: "+format+"\n", args...)
+	os.Exit(2)
+}

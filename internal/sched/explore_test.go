@@ -1,0 +1,230 @@
+//go:build explore
+
+package sched
+
+import (
+	"fmt"
+	"runtime"
+	stdatomic "sync/atomic"
+	"testing"
+
+	"github.com/go-steal/steal/internal/explore"
+	"github.com/go-steal/steal/internal/sleep"
+)
+
+// The scheduler under the interleaving explorer (package explore): a
+// program of groups runs on a fresh pool, with the real submission paths
+// (an outside Go into the injector, a Go inside a task onto the worker's
+// deque), the real workers (spawned, finding, stealing, sleeping, lingering
+// and retiring) and the real Wait (helping from outside, helping on a
+// worker, parking), and every schedule with at most a few preemptions is
+// run.
+//
+// Properties, checked on every schedule:
+//
+//   - every task runs exactly once;
+//   - Wait returns only after every task of its group has returned, and
+//     each Wait returns exactly once;
+//   - a group's count of unfinished tasks never exceeds the tasks given to
+//     it (a count decremented twice wraps around) and is zero at the end:
+//     termination is detected once, after the last task;
+//   - no lost wake-up, in every state: no task is queued while a worker
+//     sleeps, no worker is searching (awake and idle) and no operation
+//     that owes a wake-up (a post, a worker's hand-over when it finds work
+//     or leaves) is in flight; and at a quiescent state (no thread can
+//     run, so only a timer could end the wait) no task is queued. The
+//     second catches a stall that a linger timeout would later have ended;
+//   - the pool ends empty: every worker retired and the sleep counters at
+//     zero.
+//
+// The pool gets one injector shard (the shard is chosen by goroutine id,
+// which differs from run to run) and a size of 4, above the number of
+// workers these programs can use, and an outside Wait polls the count for
+// one round before it parks. The watchdog samples the real clock and
+// the runtime, which no schedule can replay, so it does not run here: a
+// program that needed its compensation would stall, and fail. The idle
+// protocol is cut to one search round before sleepiness, as in package
+// sleep's exploration.
+//
+// Run with: go test -tags explore -run Explore ./internal/sched
+
+// probeGroup is a group under test with what its tasks did.
+type probeGroup struct {
+	g     Group
+	given int               // tasks given to it (Go calls so far)
+	ran   []stdatomic.Int32 // by task id: times run
+	waits stdatomic.Int32   // Waits returned
+}
+
+func newProbeGroup(tasks int) *probeGroup {
+	return &probeGroup{ran: make([]stdatomic.Int32, tasks)}
+}
+
+// goTask gives task id (body f, may be nil) to the group.
+func (pg *probeGroup) goTask(id int, f func()) {
+	pg.given++
+	pg.g.Go(func() error {
+		if f != nil {
+			f()
+		}
+		pg.ran[id].Add(1)
+		return nil
+	}, true)
+}
+
+// wait waits for the group and checks that every task given so far ran
+// exactly once before Wait returned.
+func (pg *probeGroup) wait(s *explore.Schedule, name string) {
+	if err := pg.g.Wait(); err != nil {
+		s.Errorf("%s: Wait returned %v", name, err)
+	}
+	pg.waits.Add(1)
+	for id := range pg.given {
+		if n := pg.ran[id].Load(); n != 1 {
+			s.Errorf("%s: Wait returned with task %d run %d times", name, id, n)
+		}
+	}
+}
+
+// countOK is the count property of one group.
+func (pg *probeGroup) countOK(name string) error {
+	if c := pg.g.count(); c < 0 || c > int64(len(pg.ran)) {
+		return fmt.Errorf("%s: count %d of unfinished tasks, with %d tasks in the program", name, c, len(pg.ran))
+	}
+	return nil
+}
+
+// lostWakeUp is the no-lost-wake-up property of pool p.
+func lostWakeUp(p *Pool) error {
+	c := p.sleep.Load()
+	if q := p.queued(); q > 0 && c.Sleeping() > 0 && c.AwakeIdle() == 0 && postsInFlight.Load() == 0 {
+		return fmt.Errorf("lost wake-up: %d task(s) queued, %d worker(s) asleep, none searching, no post in flight", q, c.Sleeping())
+	}
+	return nil
+}
+
+// schedProgram is one configuration: prog runs as the schedule's main
+// thread (outside the pool) on a fresh pool.
+type schedProgram struct {
+	name string
+	prog func(s *explore.Schedule, groups func(...*probeGroup))
+}
+
+func (sp schedProgram) run(s *explore.Schedule) {
+	p := newPool()
+	p.inj = injector{shards: make([]queue, 1), mask: 0}
+	global = p
+	var groups []*probeGroup
+	track := func(gs ...*probeGroup) {
+		for i, pg := range gs {
+			name := fmt.Sprintf("group %d", len(groups)+i)
+			s.Always(func() error { return pg.countOK(name) })
+		}
+		groups = append(groups, gs...)
+	}
+	s.Always(func() error { return lostWakeUp(p) })
+	s.AtQuiescence(func() error {
+		if q := p.queued(); q > 0 {
+			return fmt.Errorf("stall: %d task(s) queued and no thread can run (only a timer would end it)", q)
+		}
+		return nil
+	})
+	// At the end of the schedule, when every thread (the workers too)
+	// has returned.
+	s.AtQuiescence(func() error {
+		if p.live.Load() != 0 {
+			return nil // workers still to linger out and retire
+		}
+		for i, pg := range groups {
+			if c := pg.g.count(); c != 0 {
+				return fmt.Errorf("group %d: count %d after every worker left", i, c)
+			}
+			for id := range pg.ran {
+				if n := pg.ran[id].Load(); n != 1 && id < pg.given {
+					return fmt.Errorf("group %d: task %d ran %d times", i, id, n)
+				}
+			}
+		}
+		if c := p.sleep.Load(); c.Inactive() != 0 || c.Sleeping() != 0 {
+			return fmt.Errorf("sleep counters after every worker left: %d inactive, %d sleeping", c.Inactive(), c.Sleeping())
+		}
+		return nil
+	})
+	sp.prog(s, track)
+	for i, pg := range groups {
+		if n := pg.waits.Load(); n != 1 {
+			s.Errorf("group %d: %d Waits returned, want 1", i, n)
+		}
+	}
+}
+
+func schedPrograms() []schedProgram {
+	return []schedProgram{
+		// Two tasks from outside, then Wait: the injector, a spawn, the
+		// outside Wait helping (taking back its own task) and parking.
+		{name: "outside-2", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			pg := newProbeGroup(2)
+			track(pg)
+			pg.goTask(0, nil)
+			pg.goTask(1, nil)
+			pg.wait(s, "group 0")
+		}},
+		// A task forks a child onto its worker's deque and returns: the
+		// local push, its wake-up or spawn, a steal, the batched
+		// completions and the outside Wait.
+		{name: "fork", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			pg := newProbeGroup(2)
+			track(pg)
+			pg.goTask(0, func() { pg.goTask(1, nil) })
+			pg.wait(s, "group 0")
+		}},
+		// Two tasks from outside; the first forks a child, perhaps after
+		// the worker of the second has gone to sleep: the child's push
+		// must wake it (or the other worker must find the child).
+		{name: "fork-wakes-sleeper", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			pg := newProbeGroup(3)
+			track(pg)
+			pg.goTask(0, func() { pg.goTask(2, nil) })
+			pg.goTask(1, nil)
+			pg.wait(s, "group 0")
+		}},
+		// A task makes a nested group with two tasks and waits for it on
+		// its worker (helping), inside an outer group waited from outside.
+		{name: "nested", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			outer, inner := newProbeGroup(1), newProbeGroup(2)
+			track(outer, inner)
+			outer.goTask(0, func() {
+				inner.goTask(0, nil)
+				inner.goTask(1, nil)
+				inner.wait(s, "group 1")
+			})
+			outer.wait(s, "group 0")
+		}},
+	}
+}
+
+// exploreSched runs the programs under strategy(program).
+func exploreSched(t *testing.T, strategy func() explore.Strategy, schedules int) {
+	defer func(r, sp int) { sleep.Rounds, sleep.SpinRounds = r, sp }(sleep.Rounds, sleep.SpinRounds)
+	sleep.Rounds, sleep.SpinRounds = 1, 0
+	defer func(n int) { submitPolls = n }(submitPolls)
+	submitPolls = 1
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	saved := global
+	defer func() { global = saved }()
+	for _, sp := range schedPrograms() {
+		t.Run(sp.name, func(t *testing.T) {
+			res := explore.Explore(t, explore.Options{Strategy: strategy(), MaxSchedules: schedules, Budget: explore.Budget()}, sp.run)
+			t.Log(res)
+		})
+	}
+}
+
+func TestExploreSched(t *testing.T) {
+	bound := explore.Bound(1, 1)
+	exploreSched(t, func() explore.Strategy { return explore.Exhaustive(bound) }, 0)
+}
+
+func TestExploreSchedPCT(t *testing.T) {
+	exploreSched(t, func() explore.Strategy { return explore.PCT(1, 3) }, explore.Schedules(300, 2000))
+}

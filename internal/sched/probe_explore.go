@@ -1,0 +1,32 @@
+//go:build explore
+
+package sched
+
+import (
+	stdatomic "sync/atomic"
+
+	"github.com/go-steal/steal/internal/explore"
+)
+
+// submitPolls: see params.go and probe.go.
+var submitPolls = defaultSubmitPolls
+
+// postsInFlight counts the operations between postBegin and postEnd (see
+// probe.go). A plain atomic, not an exploration point: it only informs the
+// explorer's checks.
+var postsInFlight stdatomic.Int32
+
+func postBegin() { postsInFlight.Add(1) }
+func postEnd()   { postsInFlight.Add(-1) }
+
+// startWatchdog starts p's watchdog, except for a goroutine the explorer
+// controls: the watchdog samples the real clock and the runtime's metrics,
+// which no schedule can replay, so an explored program runs without it. It
+// then shows that the program needs no compensation: one that did would
+// stall, and the exploration reports a stall.
+func startWatchdog(p *Pool) {
+	if explore.Controlled() {
+		return
+	}
+	go p.watchdog()
+}

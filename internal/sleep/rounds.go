@@ -1,0 +1,19 @@
+//go:build !explore
+
+package sleep
+
+// Rounds is how many fruitless searches a worker makes before it
+// announces that it is getting sleepy. After each of the first SpinRounds
+// it searches again at once (when GOMAXPROCS > 1); after each of the rest
+// it yields the processor with runtime.Gosched first.
+//
+// Spinning first is what the Go runtime's own idle Ms do: work often
+// arrives within a microsecond (a producer that is feeding the pool, a
+// sibling about to push), and a Gosched costs a trip through the runtime's
+// global run queue and its lock, which every yielding goroutine contends
+// for. With one P, spinning only delays whoever would post the work, so
+// the spin rounds are skipped.
+const (
+	Rounds     = defaultRounds
+	SpinRounds = defaultSpinRounds
+)

@@ -123,13 +123,15 @@
 //
 // Inside a task, a Go on a limited group never blocks: the caller may hold
 // a slot itself (a task of the group calling Go on it), and waiting would
-// deadlock, as it does with errgroup. At the limit it queues the task above
-// the limit. The execution bound still holds: a worker does not start a task of a group
-// that has n tasks executing (a task waiting in a nested Wait counts as
-// executing); it sets the task aside until one of them ends. So recursion
-// under SetLimit, which deadlocks with errgroup, completes. TryGo inside a
-// task reports false, as errgroup's does, when n tasks are active. A task
-// run by a Wait outside the pool counts as inside a task here.
+// deadlock, as it does with errgroup. At the limit it sets the task aside
+// and returns at once; the task starts when a task of the group ends and
+// frees a slot, in the order of the Go calls, which is when errgroup's
+// blocked Go would have started it. So a task may wait for an earlier task
+// of its group, as with errgroup, and recursion under SetLimit, which
+// deadlocks with errgroup, completes. At most n of the group's tasks are
+// active apart from those set aside, and so at most n execute at once. TryGo
+// inside a task reports false, as errgroup's does, when n tasks are active.
+// A task run by a Wait outside the pool counts as inside a task here.
 //
 // # Errors and cancellation
 //

@@ -104,7 +104,7 @@ func TestGoexitInTaskRunByWaiter(t *testing.T) {
 // TestRecursionUnderLimitOnWaiter: tasks of a SetLimit(1) group call Go on
 // their own group, and the goroutine that waits runs them. A task running
 // on the waiter holds the one slot, so its Go must follow the rule for Go
-// inside a task (queue above the limit) instead of waiting for a slot: if
+// inside a task (set the task aside until a slot frees) instead of waiting for a slot: if
 // it waited, the waiter would wait for itself.
 func TestRecursionUnderLimitOnWaiter(t *testing.T) {
 	withGOMAXPROCS(t, func(t *testing.T) {

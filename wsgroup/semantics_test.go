@@ -414,3 +414,52 @@ func TestWaitWithoutGo(t *testing.T) {
 		}
 	})
 }
+
+// A Go inside a task on a full limited group starts its task only after a
+// task of the group has ended, as errgroup's blocking Go does, so a later
+// task may wait for an earlier one. Here the second task waits for the
+// cancellation that the first task's error causes; with a limit of one it
+// must not take the slot before the first has run. (A version that queued
+// the second task where it ran first deadlocked.)
+func TestLimitInTaskKeepsOrder(t *testing.T) {
+	errA := errors.New("a")
+	withGOMAXPROCS(t, func(t *testing.T) {
+		for _, limit := range []int{1, 2} {
+			runWithTimeout(t, func() {
+				var outer wsgroup.Group
+				outer.Go(func() error {
+					g, ctx := wsgroup.WithContext(context.Background())
+					g.SetLimit(limit)
+					for range limit {
+						g.Go(func() error { return errA })
+					}
+					// Each of these waits for an earlier task's error.
+					for range limit {
+						g.Go(func() error { <-ctx.Done(); return nil })
+					}
+					return g.Wait()
+				})
+				if err := outer.Wait(); err != errA {
+					t.Errorf("limit %d: Wait returned %v, want %v", limit, err, errA)
+				}
+			})
+			// The same with a channel that the first task closes.
+			runWithTimeout(t, func() {
+				var outer wsgroup.Group
+				outer.Go(func() error {
+					var g wsgroup.Group
+					g.SetLimit(limit)
+					ch := make(chan struct{})
+					g.Go(func() error { close(ch); return nil })
+					for range limit {
+						g.Go(func() error { <-ch; return nil })
+					}
+					return g.Wait()
+				})
+				if err := outer.Wait(); err != nil {
+					t.Errorf("limit %d: Wait returned %v", limit, err)
+				}
+			})
+		}
+	})
+}

@@ -339,6 +339,15 @@ func (d *Deque[T]) StealIf(keep func(*T) bool) (x *T, retry bool) {
 		return nil, true
 	}
 	if !keep(x) {
+		// x is the oldest item only if index t is still the top: once top
+		// has moved past t, the slot may hold a newer item (index t+len
+		// of a reused slot, or in Retain mode an old one), and the oldest
+		// item, which keep has not seen, may be wanted. Report a lost
+		// race then, not "not wanted". (Top never goes back, so top == t
+		// now means it was t when we read the slot.)
+		if d.top.Load() != t {
+			return nil, true
+		}
 		return nil, false
 	}
 	return d.stealClaim(t, r, x)

@@ -4,8 +4,10 @@ package deque
 
 import (
 	"fmt"
+	stdatomic "sync/atomic"
 	"testing"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/go-steal/steal/internal/explore"
 )
 
@@ -148,5 +150,68 @@ func TestExploreDeque(t *testing.T) {
 				t.Log(res)
 			})
 		}
+	}
+}
+
+// TestExploreStealIfLinearizable explores a StealIf and a Steal against an
+// owner that pushes into a ring of two slots, so that a slot is reused
+// while the thieves look at it, and checks every schedule's history against
+// the sequential specification (linearizability_test.go). A StealIf that
+// reported "not wanted" after its keep saw an item from a reused slot, not
+// the oldest item, fails it.
+func TestExploreStealIfLinearizable(t *testing.T) {
+	for _, retain := range []bool{false, true} {
+		name := "clear"
+		if retain {
+			name = "retain"
+		}
+		t.Run(name, func(t *testing.T) {
+			prog := func(s *explore.Schedule) {
+				d := New[int](2)
+				if retain {
+					d.Retain()
+				}
+				var clock stdatomic.Int64
+				recs := []*linRecorder{{clock: &clock, client: 0}, {clock: &clock, client: 1}, {clock: &clock, client: 2}}
+				push := func(id int) {
+					x := new(int)
+					*x = id
+					recs[0].do(linInput{kind: linPush, item: id}, func() linOutput { d.Push(x); return linOutput{} })
+				}
+				push(1)
+				owner := s.Go("owner", func() {
+					push(2)
+					push(3)
+				})
+				stealIf := s.Go("stealif", func() {
+					recs[1].do(linInput{kind: linStealIf}, func() linOutput {
+						x, retry := d.StealIf(linKeepPtr)
+						return linOutput{linID(x), retry}
+					})
+				})
+				steal := s.Go("steal", func() {
+					recs[2].do(linInput{kind: linSteal}, func() linOutput {
+						x, retry := d.Steal()
+						return linOutput{linID(x), retry}
+					})
+				})
+				owner.Join()
+				stealIf.Join()
+				steal.Join()
+				var h []porcupine.Operation
+				for _, r := range recs {
+					h = append(h, r.ops...)
+				}
+				if !porcupine.CheckOperations(linModel, h) {
+					s.Errorf("not linearizable:\n%s", linFormat(h))
+				}
+			}
+			bound := explore.Bound(2, 2)
+			res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(bound), Budget: explore.Budget()}, prog)
+			if !res.Exhausted && !explore.Long() {
+				t.Fatalf("search not exhausted: %v", res)
+			}
+			t.Log(res)
+		})
 	}
 }

@@ -50,20 +50,26 @@ type mutant struct {
 type check struct {
 	what string   // for the table
 	args []string // after "go test"
+	env  []string // added to the environment
 }
 
 // The checks.
 var (
 	exploreSleep = check{"explorer: idle protocol (sleep)",
-		[]string{"-tags", "explore", "-run", "TestExploreSleep", "./internal/sleep"}}
+		[]string{"-tags", "explore", "-run", "TestExploreSleep", "./internal/sleep"}, nil}
 	exploreSched = check{"explorer: scheduler (sched)",
-		[]string{"-tags", "explore", "-run", "TestExploreSched", "./internal/sched"}}
+		[]string{"-tags", "explore", "-run", "TestExploreSched", "./internal/sched"}, nil}
 	exploreDeque = check{"explorer: deque",
-		[]string{"-tags", "explore", "-run", "TestExploreDeque", "./internal/deque"}}
+		[]string{"-tags", "explore", "-run", "TestExploreDeque", "./internal/deque"}, nil}
+	exploreStealIf = check{"explorer and linearizability: StealIf",
+		[]string{"-tags", "explore", "-run", "TestExploreStealIfLinearizable", "./internal/deque"}, nil}
 	linearDeque = check{"linearizability: deque (porcupine)",
-		[]string{"-run", "TestLinearizab", "./internal/deque"}}
+		[]string{"-run", "TestLinearizab", "./internal/deque"}, nil}
 	propertyGroup = check{"property: wsgroup against errgroup (rapid)",
-		[]string{"-run", "TestProperty", "./wsgroup"}}
+		[]string{"-run", "TestProperty", "./wsgroup"}, nil}
+	// A deadlock shows as a hang; the hang guard's timeout is cut short.
+	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
+		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"WSGROUP_HANG_TIMEOUT=10s"}}
 )
 
 // mutants is the table.
@@ -124,6 +130,20 @@ var mutants = []mutant{
 		check: exploreSched,
 	},
 	{
+		name:  "sched-no-slot-wake",
+		bug:   "a task that frees a slot of a limited group does not wake the Go that waits for it",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"if s&bitSlot != 0 && countOf(s) < limit {", "if s&bitSlot != 0 && countOf(s) < limit-1 {"}},
+		check: exploreSched,
+	},
+	{
+		name:  "sched-set-aside-no-recheck",
+		bug:   "a Go inside a task sets its task aside for a slot without looking again whether the slot holders have ended meanwhile",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\t// the other.\n\tg.unpark(w)\n}", "\t// the other.\n}"}},
+		check: exploreSched,
+	},
+	{
 		name:  "deque-steal-no-cas",
 		bug:   "a thief takes the top item with a plain store of top instead of a compare-and-swap",
 		file:  "internal/deque/deque.go",
@@ -136,6 +156,20 @@ var mutants = []mutant{
 		file:  "internal/deque/deque.go",
 		edits: []edit{{"\tif !d.top.CompareAndSwap(t, t+1) {\n\t\treturn nil, true\n\t}", "\td.top.Store(t + 1)"}},
 		check: linearDeque,
+	},
+	{
+		name:  "deque-stealif-stale",
+		bug:   "a StealIf reports \"not wanted\" after its keep saw an item from a reused slot, not the oldest item",
+		file:  "internal/deque/deque.go",
+		edits: []edit{{"\t\tif d.top.Load() != t {\n\t\t\treturn nil, true\n\t\t}\n", ""}},
+		check: exploreStealIf,
+	},
+	{
+		name:  "group-limit-order",
+		bug:   "a Go inside a task on a full limited group queues its task on the deque, where it starts before the tasks that hold the slots",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\t\t\tg.setAside(f, w) // inside a task\n\t\t\treturn true\n", "\t\t\tg.state.Add(oneTask)\n"}},
+		check: limitOrder,
 	},
 	{
 		name:  "deque-pop-last-no-cas",
@@ -165,7 +199,7 @@ var mutants = []mutant{
 		name:  "group-trygo-ignores-limit",
 		bug:   "TryGo on a full limited group queues the task anyway",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\t\tcase !block:\n\t\t\treturn false\n", "\t\tcase !block:\n\t\t\tg.acquireInTask()\n"}},
+		edits: []edit{{"\t\tcase !block:\n\t\t\treturn false\n", "\t\tcase !block:\n\t\t\tg.state.Add(oneTask)\n"}},
 		check: propertyGroup,
 	},
 }
@@ -212,7 +246,7 @@ func main() {
 		}
 		seen[key] = true
 		fmt.Printf("baseline: go test %s ... ", key)
-		if out, err := goTest(clean, m.check.args, *timeout); err != nil {
+		if out, err := goTest(clean, m.check, *timeout); err != nil {
 			fmt.Println("FAILS")
 			fatalf("the check fails on the unbroken code:\n%s", out)
 		}
@@ -230,7 +264,7 @@ func main() {
 			fatalf("%s: %v", m.name, err)
 		}
 		start := time.Now()
-		out, err := goTest(dir, m.check.args, *timeout)
+		out, err := goTest(dir, m.check, *timeout)
 		took := time.Since(start).Round(100 * time.Millisecond)
 		if bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")) {
 			fatalf("%s: the mutant does not build, so it proves nothing; fix its edits:\n%s", m.name, out)
@@ -262,7 +296,11 @@ func printTable(ms []mutant, results []string) {
 		if results != nil {
 			r = results[i]
 		}
-		fmt.Printf("| %s | %s | %s: `go test %s` | %s |\n", m.name, m.bug, m.check.what, strings.Join(m.check.args, " "), r)
+		env := strings.Join(m.check.env, " ")
+		if env != "" {
+			env += " "
+		}
+		fmt.Printf("| %s | %s | %s: `%sgo test %s` | %s |\n", m.name, m.bug, m.check.what, env, strings.Join(m.check.args, " "), r)
 	}
 }
 
@@ -309,13 +347,14 @@ func apply(dir string, m mutant) error {
 	return os.WriteFile(path, []byte(s), 0o644)
 }
 
-// goTest runs go test args in dir, uncached, with a time limit.
-func goTest(dir string, args []string, timeout time.Duration) ([]byte, error) {
+// goTest runs c in dir, uncached, with a time limit.
+func goTest(dir string, c check, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
-	full := append([]string{"test", "-count=1", "-timeout", timeout.String()}, args...)
+	full := append([]string{"test", "-count=1", "-timeout", timeout.String()}, c.args...)
 	cmd := exec.CommandContext(ctx, "go", full...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), c.env...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()

@@ -10,5 +10,6 @@
 // group.go (a group's count, limit, waiting and parking), failure.go
 // (errors, recovered panics, skipped tasks), watchdog.go (blocked-worker
 // compensation), task.go (task records), panic.go (ending the program for a
-// task's panic), params.go (the tunable parameters).
+// task's panic), params.go (the tunable parameters), probe.go (what the
+// interleaving explorer of package explore sees: empty in a normal build).
 package sched

@@ -188,6 +188,29 @@ func schedPrograms() []schedProgram {
 			pg.goTask(1, nil)
 			pg.wait(s, "group 0")
 		}},
+		// A limit of one: the second outside Go waits for a slot (polls,
+		// yields, parks) until the first task finishes and wakes it.
+		{name: "limit-1", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			pg := newProbeGroup(2)
+			track(pg)
+			pg.g.SetLimit(1)
+			pg.goTask(0, nil)
+			pg.goTask(1, nil)
+			pg.wait(s, "group 0")
+		}},
+		// A task of another group gives a task to a limited group whose
+		// slot another task holds: the Go sets the task aside, and the
+		// slot holder, ending meanwhile, must start it (or the Go, seeing
+		// the slot free after all, starts it itself).
+		{name: "set-aside", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			limited, other := newProbeGroup(2), newProbeGroup(1)
+			track(limited, other)
+			limited.g.SetLimit(1)
+			limited.goTask(0, nil)
+			other.goTask(0, func() { limited.goTask(1, nil) })
+			other.wait(s, "group 1")
+			limited.wait(s, "group 0")
+		}},
 		// A task makes a nested group with two tasks and waits for it on
 		// its worker (helping), inside an outer group waited from outside.
 		{name: "nested", prog: func(s *explore.Schedule, track func(...*probeGroup)) {

@@ -101,7 +101,13 @@ func (g *Group) count() int64 { return countOf(g.state.Load()) }
 // SetLimit implements wsgroup.Group.SetLimit.
 func (g *Group) SetLimit(n int) {
 	if n < 0 {
+		// errgroup allows this while tasks are active; tasks set aside
+		// for a slot need none now.
 		g.limit = 0
+		if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
+			for w := current(); g.unpark(w); {
+			}
+		}
 		return
 	}
 	// One read of the state, so the message states what was seen.
@@ -137,10 +143,11 @@ func (g *Group) Go(f func() error, block bool) bool {
 		switch {
 		case !block:
 			return false
-		case w == nil:
+		case w == nil && !runners.has(gid.Current()):
 			g.acquireOutside()
 		default:
-			g.acquireInTask()
+			g.setAside(f, w) // inside a task
+			return true
 		}
 	default:
 		g.state.Add(oneTask)
@@ -166,25 +173,45 @@ func (g *Group) tryAcquire() bool {
 	}
 }
 
-// acquireInTask adds one active task to a full limited group for a Go
-// called inside a task (on worker w, or on a goroutine outside the pool
-// that runs a task while it waits: see outside.go).
+// setAside queues f, a task of the full limited group g given by a Go
+// inside a task (on worker w, or, w nil, on a goroutine outside the pool
+// that runs a task while it waits: see outside.go), behind the group's
+// other tasks: it starts when a task of g ends and frees a slot, in the
+// order of the Go calls, as errgroup's Go would start it after blocking.
 //
-// Inside a task, Go does not wait for a slot: the caller may hold one
+// Inside a task, Go does not wait for the slot: the caller may hold one
 // itself (a task of g calling g.Go), or a task of g may be suspended below
 // it on this goroutine's stack, and waiting would deadlock where errgroup
-// does. It queues the task above the limit; at most limit tasks of g
-// execute at once all the same (Group.startRunning).
+// does. But the task must not start before the tasks that hold the slots
+// either. The tempting version, push it onto the deque above the limit and
+// let the execution bound (startRunning) sort it out, starts it first (the
+// deque is LIFO), and when it waits for an earlier task of g, as
+//
+//	g.SetLimit(1)
+//	g.Go(func() error { return err })                    // holds the slot
+//	g.Go(func() error { <-ctx.Done(); return nil })      // set aside here
+//
+// may, it holds the only slot while the earlier task waits for one: a
+// deadlock where errgroup returns err.
 //
 // It runs none of g's queued tasks meanwhile. The tempting version, run
 // them while the group is full (backpressure), has the flaw of running
 // them in a Go, which waits for nothing (see acquireOutside): a queued task
 // may wait for what the caller does after Go returns; and a Goexit in it
 // would end the caller in the middle of its Go, before its task is queued.
-func (g *Group) acquireInTask() {
-	if !g.tryAcquire() {
-		g.state.Add(oneTask)
-	}
+func (g *Group) setAside(f func() error, w *worker) {
+	g.state.Add(oneTask)
+	sl := g.sl()
+	sl.mu.Lock()
+	sl.parked = append(sl.parked, f)
+	sl.nParked.Store(int64(len(sl.parked)))
+	sl.mu.Unlock()
+	// The tasks that held the slots may all have ended between our look
+	// at the count (tryAcquire) and the store of nParked, and seen nothing
+	// to start: look again. finish subtracts before it loads nParked, and
+	// we store nParked before unpark loads the count: one of the two sees
+	// the other.
+	g.unpark(w)
 }
 
 // acquireOutside waits, on a goroutine that is not a worker, until
@@ -201,13 +228,9 @@ func (g *Group) acquireInTask() {
 //	g.Go(h)                                 // full: must not run the task above
 //	close(ch)
 //
-// Called inside a task that this goroutine runs outside the pool (it is
-// in runners), it does not wait: see acquireInTask.
+// A goroutine that runs a task outside the pool (it is in runners) does
+// not come here: a Go inside a task sets its task aside (setAside).
 func (g *Group) acquireOutside() {
-	if runners.has(gid.Current()) {
-		g.acquireInTask()
-		return
-	}
 	spin := global.size.Load() > 1
 	for i := 0; ; i++ {
 		if g.tryAcquire() {
@@ -241,6 +264,14 @@ func (g *Group) finish(k int64) int64 {
 	// the owner may call SetLimit.
 	limit := g.limit
 	s := g.state.Add(^uint64(k*oneTask - 1))
+	if limit > 0 {
+		// k slots are free: start as many tasks set aside (see setAside).
+		if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
+			w := current()
+			for i := int64(0); i < k && g.unpark(w); i++ {
+			}
+		}
+	}
 	if s&flagBits != 0 {
 		if s&bitDone != 0 && countOf(s) == 0 {
 			g.wake(bitDone)
@@ -280,10 +311,10 @@ func (g *Group) Wait() error {
 
 // startRunning admits a task of a limited group to execute, on worker w or
 // (w nil) on a goroutine waiting outside the pool, or parks it and reports
-// false. Parking happens only when a task of the group is suspended in a
-// helping Wait on some worker and that worker (or another) picks up a
-// further task of the same group: running it would let more than limit of
-// the group's tasks be executing at once.
+// false. Since a Go inside a task sets a task aside at the limit
+// (setAside), at most limit of the group's tasks are out of the parked list
+// and so at most limit can be executing: this check is the execution
+// bound's own guard, and parks a task only if that accounting is broken.
 func (g *Group) startRunning(w *worker, f func() error) bool {
 	if runningOf(g.state.Add(oneRunning)) <= g.limit {
 		return true
@@ -313,13 +344,15 @@ func (g *Group) stopRunning(w *worker) {
 }
 
 // unpark moves the oldest parked task onto w's deque, or into the
-// injector when w is nil.
-func (g *Group) unpark(w *worker) {
+// injector when w is nil, if the group has a free slot (fewer than limit
+// of its unfinished tasks are out of the parked list) or no limit any more.
+// It reports whether it moved one.
+func (g *Group) unpark(w *worker) bool {
 	sl := g.sl()
 	sl.mu.Lock()
-	if len(sl.parked) == 0 {
+	if n := len(sl.parked); n == 0 || g.limit > 0 && g.count()-int64(n) >= g.limit {
 		sl.mu.Unlock()
-		return
+		return false
 	}
 	f := sl.parked[0]
 	sl.parked[0] = nil
@@ -331,4 +364,5 @@ func (g *Group) unpark(w *worker) {
 	} else {
 		global.inject(job{f: f, g: g})
 	}
+	return true
 }

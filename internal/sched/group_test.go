@@ -19,7 +19,7 @@ import (
 
 // TestLimitBoundsRunningTasks: under SetLimit(n), never more than n of the
 // group's tasks execute at once, with tasks that block, tasks that spawn
-// more tasks of the group from inside (queued above the limit), and tasks
+// more tasks of the group from inside (set aside at the limit), and tasks
 // that wait in nested groups (where the helping goroutine could pick up
 // more tasks of the group). In the "crowd" variant a fan-out of blocking
 // tasks of another group keeps many more workers than n alive meanwhile,
@@ -141,14 +141,13 @@ func TestLimitReuseNewLimit(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
-// TestLimitParkingInNestedWait builds the case that parking exists for: a
-// task A of a limited group queues a task B of a nested group and then
-// more tasks of its own group from inside (above the limit: a Go inside a
-// task does not block), so B lies below them in A's deque, and waits on the
-// nested group. Whatever the goroutines that help do meanwhile, B must run
-// without more than limit of the group's tasks executing at once (a helper
-// that meets the group's tasks first must park them), and nothing may
-// deadlock: recursive use under a limit completes. Meanwhile goroutines
+// TestLimitParkingInNestedWait: a task A of a limited group queues a task
+// B of a nested group and then more tasks of its own group from inside (at
+// the limit they are set aside: a Go inside a task does not block), and
+// waits on the nested group. Whatever the goroutines that help do
+// meanwhile, B must run without more than limit of the group's tasks
+// executing at once, and nothing may deadlock: recursive use under a limit
+// completes. Meanwhile goroutines
 // outside call Go on the group too (they wait for a slot, running the
 // group's tasks that they can reach).
 func TestLimitParkingInNestedWait(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 //
 // While it runs such a task, the goroutine is marked in runners, so that a
 // Go made inside the task on a full limited group follows the rule for Go
-// inside a task (acquireInTask) instead of blocking: the slots it would
+// inside a task (setAside) instead of blocking: the slots it would
 // wait for may be held by the very tasks suspended below it.
 
 // runners is the set of goroutines that are not workers and are running a

@@ -334,8 +334,8 @@ func TestOutsideWaitStealsOwnTasks(t *testing.T) {
 // runs while it waits (in runners) and that calls Go on a full limited
 // group follows the rule for Go inside a task: it does not wait for a slot
 // (here the slot is held by the very task that calls Go, as in recursion
-// under SetLimit, which would deadlock errgroup), it queues the task above
-// the limit, and at most limit tasks of the group execute at once.
+// under SetLimit, which would deadlock errgroup), it sets the task aside
+// until a slot frees, and at most limit tasks of the group execute at once.
 func TestOutsideNestedGoDoesNotBlock(t *testing.T) {
 	needGID(t)
 	for _, where := range []string{"Wait"} {

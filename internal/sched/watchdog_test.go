@@ -334,7 +334,7 @@ func TestBlockedInWait(t *testing.T) {
 // TestGoInTaskOnFullGroupDoesNotBlock: a Go made inside a task on a full
 // limited group whose slots are held by tasks running elsewhere does not
 // wait for a slot (the slot holders might be waiting for the caller): it
-// queues the task above the limit and returns, and at most limit of the
+// sets the task aside and returns, and at most limit of the
 // group's tasks execute at once all the same.
 func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
 	needGID(t)

@@ -147,11 +147,11 @@ type propProgram struct {
 	nTasks int
 }
 
-// propTaskErrs[id] is the error that task id returns; propErrParentCancel is the
+// propTaskErrs[id] is the error that task id returns; errPropParentCancel is the
 // cause with which the parent context is canceled.
 var (
 	propTaskErrs        [256]error
-	propErrParentCancel = errors.New("parent canceled")
+	errPropParentCancel = errors.New("parent canceled")
 )
 
 func init() {
@@ -165,7 +165,7 @@ func propErrName(err error) string {
 	switch {
 	case err == nil:
 		return "nil"
-	case err == propErrParentCancel:
+	case err == errPropParentCancel:
 		return "parent"
 	case err == context.Canceled:
 		return "Canceled"
@@ -703,7 +703,7 @@ func (x *propRun) group(g *propGroup, gi int, outer context.Context) error {
 		for i := range rd.ops {
 			o := &rd.ops[i]
 			if o.kind == propCancel {
-				x.cancel(propErrParentCancel)
+				x.cancel(errPropParentCancel)
 				continue
 			}
 			x.submit(grp, o, ctx, nil)
@@ -852,7 +852,7 @@ func propCheckRun(t *rapid.T, a *propAnalysis, o *propOutcome, name string) []st
 			want = context.Canceled
 		}
 		if w.isTop && w.cancelBefore && err == nil {
-			want = propErrParentCancel // the parent was canceled before Wait
+			want = errPropParentCancel // the parent was canceled before Wait
 		}
 		if rec.cause != want && (rec.parentCause == nil || rec.cause != rec.parentCause) {
 			t.Errorf("%s = %s: context.Cause(ctx) = %s, want %s (or the parent's cause %s)",

@@ -105,7 +105,6 @@ type Thread struct {
 	resume chan struct{} // the baton: receiving it means "run"
 	state  threadState
 	on     any  // what a blocked thread waits for
-	timed  bool // it may be timed out (BlockTimed)
 	expire bool // the explorer timed it out
 	yield  bool // it yielded and no other thread has taken a step since
 	what   string

@@ -108,8 +108,9 @@ func TestExhaustiveCountsSchedules(t *testing.T) {
 func TestFindsDeadlock(t *testing.T) {
 	msg := failure(t, explore.Options{Strategy: explore.Exhaustive(2)}, func(s *explore.Schedule) {
 		var m1, m2 xsync.Mutex
-		a := s.Go("a", func() { m1.Lock(); m2.Lock(); m2.Unlock(); m1.Unlock() })
-		b := s.Go("b", func() { m2.Lock(); m1.Lock(); m1.Unlock(); m2.Unlock() })
+		var n int // guarded by both
+		a := s.Go("a", func() { m1.Lock(); m2.Lock(); n++; m2.Unlock(); m1.Unlock() })
+		b := s.Go("b", func() { m2.Lock(); m1.Lock(); n++; m1.Unlock(); m2.Unlock() })
 		a.Join()
 		b.Join()
 	})

@@ -125,8 +125,8 @@
 // a slot itself (a task of the group calling Go on it), and waiting would
 // deadlock, as it does with errgroup. At the limit it sets the task aside
 // and returns at once; the task starts when a task of the group ends and
-// frees a slot, in the order of the Go calls, which is when errgroup's
-// blocked Go would have started it. So a task may wait for an earlier task
+// frees a slot, the tasks set aside in the order they were set aside, which
+// is when errgroup's blocked Go would have started it. So a task may wait for an earlier task
 // of its group, as with errgroup, and recursion under SetLimit, which
 // deadlocks with errgroup, completes. At most n of the group's tasks are
 // active apart from those set aside, and so at most n execute at once. TryGo

@@ -90,23 +90,13 @@ func (g *Group) skips() bool {
 }
 
 // drop ends a task of g that w (or, w nil, a goroutine waiting outside the
-// pool) claimed and skips (skips reported true).
-//
-// A dropped task never runs, so it never stops running either, and
-// stopRunning is what resubmits a task that a limited group parked: each
-// stop resubmits one, which runs and stops in turn, and so on down the
-// list. A resubmitted task that is then dropped would end that chain, and
-// the tasks still parked behind it would wait for a stop that never comes,
-// with the group's count above zero for ever. So a drop resubmits the next
-// parked task itself. (No lock-step with startRunning is needed here: a
-// task is parked only while another task of g runs, and that one's stop
-// comes later.)
+// pool) claimed and skips (skips reported true). Like a task that ran, it
+// is finished (finish), which frees its slot for a task parked behind it:
+// a dropped task that passed nothing on would leave the parked tasks, and
+// the group's count, waiting for ever.
 func (g *Group) drop(w *worker, injected bool) {
 	sl := g.slow.Load()
 	sl.skipped.Store(true)
-	if sl.nParked.Load() > 0 {
-		g.unpark(w)
-	}
 	if w != nil {
 		w.finished(g, false, injected)
 	} else {

@@ -16,8 +16,9 @@ import (
 type Group struct {
 	// state packs, from the low bits up: two flag bits that say whether
 	// goroutines are parked waiting for the group to finish (bitDone) or
-	// for a free slot (bitSlot); the number of active tasks (queued or
-	// running, not yet finished); and, for a limited group, the number of
+	// for a free slot (bitSlot); the number of active tasks (queued,
+	// set aside for a slot, or running: not yet finished); and, for a
+	// limited group, the number of
 	// its tasks executing (see startRunning). Go adds one task; a worker
 	// subtracts finished tasks, possibly several at once (worker.flush).
 	// Keeping the flags in the same word lets a finisher learn, from the
@@ -70,9 +71,11 @@ type groupSlow struct {
 	// sees the group done sees it too; read by groupSlow.result.
 	skipped atomic.Bool
 
-	// parked holds tasks of a limited group that a worker set aside
-	// because limit of the group's tasks were executing (startRunning);
-	// nParked is its length, readable without mu.
+	// parked holds, oldest first, the tasks of a limited group that wait
+	// for a slot: given by a Go inside a task at the limit (setAside), or,
+	// should the accounting ever break, refused by startRunning. finish
+	// moves them out as slots free (unpark). nParked is its length,
+	// readable without mu.
 	nParked atomic.Int64
 	mu      xsync.Mutex
 	parked  []func() error
@@ -325,22 +328,17 @@ func (g *Group) startRunning(w *worker, f func() error) bool {
 	sl.parked = append(sl.parked, f)
 	sl.nParked.Store(int64(len(sl.parked)))
 	sl.mu.Unlock()
-	// A task may have stopped between our Add and the store of nParked,
-	// and missed the parked task: look again (see stopRunning).
-	if runningOf(g.state.Load()) < g.limit {
-		g.unpark(w)
-	}
+	// The tasks that held the slots may have finished between our Add
+	// and the store of nParked, and missed the parked task: look again
+	// (the pairing is setAside's).
+	g.unpark(w)
 	return false
 }
 
-// stopRunning ends a task's admission and resubmits a parked task, if any.
-// The decrement comes before the load of nParked, and startRunning stores
-// nParked before loading the running count: one of the two sees the other.
-func (g *Group) stopRunning(w *worker) {
+// stopRunning ends a task's admission. The task's finish, which follows,
+// starts a parked task if one waits: the slot is not free before then.
+func (g *Group) stopRunning() {
 	g.state.Add(^uint64(oneRunning - 1))
-	if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
-		g.unpark(w)
-	}
 }
 
 // unpark moves the oldest parked task onto w's deque, or into the

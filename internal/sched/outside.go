@@ -231,7 +231,7 @@ func (g *Group) callOutside(f func() error, admitted bool) {
 // endOutside finishes a task that ran outside the pool.
 func (g *Group) endOutside(admitted bool) {
 	if admitted {
-		g.stopRunning(nil)
+		g.stopRunning()
 	}
 	g.finish(1)
 }

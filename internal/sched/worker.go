@@ -358,7 +358,7 @@ func (w *worker) crashHow() string {
 // waited for by a worker that is helping and checks the count.
 func (w *worker) finished(g *Group, admitted, injected bool) {
 	if admitted {
-		g.stopRunning(w)
+		g.stopRunning()
 	}
 	// The task may have waited on a nested group and run other groups'
 	// tasks meanwhile, so w.cur need not be g any more: check again.

@@ -140,7 +140,7 @@ var mutants = []mutant{
 		name:  "sched-set-aside-no-recheck",
 		bug:   "a Go inside a task sets its task aside for a slot without looking again whether the slot holders have ended meanwhile",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\t// the other.\n\tg.unpark(w)\n}", "\t// the other.\n}"}},
+		edits: []edit{{"\tsl.mu.Unlock()\n\tg.unpark(w)\n}", "\tsl.mu.Unlock()\n}"}},
 		check: exploreSched,
 	},
 	{

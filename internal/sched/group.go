@@ -204,16 +204,23 @@ func (g *Group) tryAcquire() bool {
 // would end the caller in the middle of its Go, before its task is queued.
 func (g *Group) setAside(f func() error, w *worker) {
 	g.state.Add(oneTask)
+	g.parkTask(f, w)
+}
+
+// parkTask appends f, a task of g counted as active, to the parked list,
+// and then starts the oldest parked task if a slot is free after all.
+//
+// The tasks that held the slots may all have ended between the caller's
+// look at the count and our store of nParked, and seen nothing to start:
+// hence the second look. finish subtracts before it loads nParked, and we
+// store nParked before unpark loads the count: one of the two sees the
+// other.
+func (g *Group) parkTask(f func() error, w *worker) {
 	sl := g.sl()
 	sl.mu.Lock()
 	sl.parked = append(sl.parked, f)
 	sl.nParked.Store(int64(len(sl.parked)))
 	sl.mu.Unlock()
-	// The tasks that held the slots may all have ended between our look
-	// at the count (tryAcquire) and the store of nParked, and seen nothing
-	// to start: look again. finish subtracts before it loads nParked, and
-	// we store nParked before unpark loads the count: one of the two sees
-	// the other.
 	g.unpark(w)
 }
 
@@ -323,15 +330,7 @@ func (g *Group) startRunning(w *worker, f func() error) bool {
 		return true
 	}
 	g.state.Add(^uint64(oneRunning - 1))
-	sl := g.sl()
-	sl.mu.Lock()
-	sl.parked = append(sl.parked, f)
-	sl.nParked.Store(int64(len(sl.parked)))
-	sl.mu.Unlock()
-	// The tasks that held the slots may have finished between our Add
-	// and the store of nParked, and missed the parked task: look again
-	// (the pairing is setAside's).
-	g.unpark(w)
+	g.parkTask(f, w)
 	return false
 }
 

@@ -55,20 +55,7 @@ func (p *Parker) Park() { <-p.ch }
 
 // ParkFor is Park with a time limit d > 0: it reports true if it took a
 // token, false if d passed first (taking none). Owner only.
-func (p *Parker) ParkFor(d time.Duration) bool {
-	if p.timer == nil {
-		p.timer = time.NewTimer(d)
-	} else {
-		p.timer.Reset(d)
-	}
-	select {
-	case <-p.ch:
-		p.timer.Stop()
-		return true
-	case <-p.timer.C:
-		return false
-	}
-}
+func (p *Parker) ParkFor(d time.Duration) bool { return parkFor(p.ch, &p.timer, d) }
 
 // Tokens reports whether a token waits (1) or not (0).
 func (p *Parker) Tokens() int { return len(p.ch) }

@@ -115,18 +115,7 @@ func (p *Parker) Park() {
 // ParkFor is Park with a time limit; see the normal build.
 func (p *Parker) ParkFor(d time.Duration) bool {
 	if !explore.Controlled() {
-		if p.timer == nil {
-			p.timer = time.NewTimer(d)
-		} else {
-			p.timer.Reset(d)
-		}
-		select {
-		case <-p.ch:
-			p.timer.Stop()
-			return true
-		case <-p.timer.C:
-			return false
-		}
+		return parkFor(p.ch, &p.timer, d)
 	}
 	explore.Point("Parker.ParkFor", p)
 	for p.tokens == 0 {

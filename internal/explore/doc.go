@@ -65,7 +65,9 @@
 // thieves on the last item, both ends at once, growth of the ring and its
 // shrinking. Every schedule with at most 2 preemptions (3 under
 // -explore.long). Property: every pushed item is taken exactly once (by a
-// Pop, a Steal or the final drain) and the deque ends empty.
+// Pop, a Steal or the final drain) and the deque ends empty. And a StealIf
+// and a Steal against an owner that reuses the slots of a two-slot ring,
+// with every schedule's history checked for linearizability (below).
 //
 // The idle protocol (package sleep, explore_test.go): one or two workers
 // over the real Sleep, with queues that are counters: an injected job while
@@ -82,7 +84,9 @@
 // fresh pool with the real workers, injector, deques, idle protocol and
 // Wait: two tasks from outside; a task that forks a child; a fork while the
 // other worker may be asleep; a limit of one, where the second Go waits for
-// a slot; a nested group waited for on a worker. Every schedule with at most
+// a slot; a Go inside a task on a limited group whose slot another task
+// holds, so the task is set aside while the holder may be ending; a nested
+// group waited for on a worker. Every schedule with at most
 // 1 preemption (2 under -explore.long), then 2,000 PCT schedules of each.
 // Properties: every task runs exactly once; Wait returns only after every
 // task of its group, and once; a group's count never goes below zero and

@@ -201,10 +201,10 @@ func (cfg sleepConfig) run(s *explore.Schedule) {
 func sleepConfigs() []sleepConfig {
 	return []sleepConfig{
 		// A job injected while the only worker gets sleepy.
-		{name: "inject-1w", bound: 2, workers: 1, posts: 1},
+		{name: "inject-1w", bound: 3, workers: 1, posts: 1},
 		// A busy worker pushes a job onto its deque while the only idle
 		// worker gets sleepy: the idle one must steal it.
-		{name: "internal-1w", bound: 2, workers: 1, posts: 1, foreign: true},
+		{name: "internal-1w", bound: 3, workers: 1, posts: 1, foreign: true},
 		// Two workers and two injected jobs.
 		{name: "inject-2w", bound: 1, workers: 2, posts: 2},
 		// A running worker pushes a job onto its own deque, which an

@@ -85,11 +85,13 @@
 // Wait: two tasks from outside; a task that forks a child; a fork while the
 // other worker may be asleep; a limit of one, where the second Go waits for
 // a slot; a Go inside a task on a limited group whose slot another task
-// holds, so the task is set aside while the holder may be ending; a nested
-// group waited for on a worker. Every schedule with at most
+// holds, so the task is set aside while the holder may be ending; two tasks
+// that fail at once in a group with a context; a nested group waited for on
+// a worker. Every schedule with at most
 // 1 preemption (2 under -explore.long), then 2,000 PCT schedules of each.
 // Properties: every task runs exactly once; Wait returns only after every
-// task of its group, and once; a group's count never goes below zero and
+// task of its group, and once; Wait returns the error that the context
+// records as its cause; a group's count never goes below zero and
 // ends at zero (termination is detected once, after the last task); no lost
 // wake-up in any state, and no task queued at a quiescent state (a stall
 // that only a linger timeout would end); the pool ends empty.
@@ -110,10 +112,13 @@
 // check of the jobs event counter, a post that wakes before it moves the
 // counter, a sleeper that announces itself after its shutdown check, a
 // local push or an outside Go that wakes nobody, a count decremented twice,
-// a Wait that returns early, a freed slot that wakes nobody, a steal
+// a Wait that returns early, a freed slot that wakes nobody, a task set
+// aside without a second look at the count, a first error claimed without
+// a compare-and-swap, a StealIf that trusts a reused slot, a steal
 // without its compare-and-swap, a pop that takes the last item without one
-// or skips its final store, a push that publishes before it writes, a TryGo
-// that ignores the limit) with the check that catches each, and re-runs it:
+// or skips its final store, a push that publishes before it writes, a Go
+// inside a task that queues past the tasks holding the slots, a TryGo that
+// ignores the limit) with the check that catches each, and re-runs it:
 //
 //	go run ./internal/mutants
 //
@@ -123,7 +128,8 @@
 // detector's job: CI runs the stress tests under -race); the watchdog,
 // which samples the real clock and the runtime's metrics and so does not
 // run in explored programs; the injector's choice of shard by goroutine id
-// (an explored pool has one shard); panics, Goexit and the opt-in failure
+// (an explored pool has one shard) and the random first victim of an
+// outside Wait's steals (always the first worker when explored); panics, Goexit and the opt-in failure
 // modes under the explorer (the stress and property tests cover them); and
 // anything beyond the configurations above: a bounded search finds every
 // bug that shows within its bound in those programs, which is evidence, not

@@ -144,6 +144,13 @@ var mutants = []mutant{
 		check: exploreSched,
 	},
 	{
+		name:  "sched-first-error-no-cas",
+		bug:   "the first error is claimed by a load and a store instead of a compare-and-swap, so two failing tasks can both record theirs",
+		file:  "internal/sched/failure.go",
+		edits: []edit{{"\tif sl.errSet.CompareAndSwap(false, true) {\n", "\tif !sl.errSet.Load() {\n\t\tsl.errSet.Store(true)\n"}},
+		check: exploreSched,
+	},
+	{
 		name:  "deque-steal-no-cas",
 		bug:   "a thief takes the top item with a plain store of top instead of a compare-and-swap",
 		file:  "internal/deque/deque.go",

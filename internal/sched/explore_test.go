@@ -3,6 +3,8 @@
 package sched
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	stdatomic "sync/atomic"
@@ -69,6 +71,15 @@ func (pg *probeGroup) goTask(id int, f func()) {
 		}
 		pg.ran[id].Add(1)
 		return nil
+	}, true)
+}
+
+// goTaskErr gives task id, which returns err, to the group.
+func (pg *probeGroup) goTaskErr(id int, err error) {
+	pg.given++
+	pg.g.Go(func() error {
+		pg.ran[id].Add(1)
+		return err
 	}, true)
 }
 
@@ -210,6 +221,30 @@ func schedPrograms() []schedProgram {
 			other.goTask(0, func() { limited.goTask(1, nil) })
 			other.wait(s, "group 1")
 			limited.wait(s, "group 0")
+		}},
+		// Two tasks fail at once in a group with a context: the first
+		// error recorded is the one Wait returns and the context's cause.
+		{name: "first-error", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			pg := newProbeGroup(2)
+			track(pg)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			pg.g.SetContext(ctx, cancel)
+			errA, errB := errors.New("a"), errors.New("b")
+			pg.goTaskErr(0, errA)
+			pg.goTaskErr(1, errB)
+			err := pg.g.Wait()
+			pg.waits.Add(1)
+			if err != errA && err != errB {
+				s.Errorf("Wait returned %v, want one of the tasks' errors", err)
+			}
+			if cause := context.Cause(ctx); cause != err {
+				s.Errorf("the context's cause is %v, Wait returned %v", cause, err)
+			}
+			for id := range pg.ran {
+				if n := pg.ran[id].Load(); n != 1 {
+					s.Errorf("task %d ran %d times", id, n)
+				}
+			}
 		}},
 		// A task makes a nested group with two tasks and waits for it on
 		// its worker (helping), inside an outer group waited from outside.

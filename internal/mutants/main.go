@@ -67,6 +67,8 @@ var (
 		[]string{"-run", "TestLinearizab", "./internal/deque"}, nil}
 	propertyGroup = check{"property: wsgroup against errgroup (rapid)",
 		[]string{"-run", "TestProperty", "./wsgroup"}, nil}
+	retireScan = check{"sched: extra workers retire, and the deque scans shrink back",
+		[]string{"-run", "TestWatchdogExtraWorkersRetire", "./internal/sched"}, nil}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"WSGROUP_HANG_TIMEOUT=10s"}}
@@ -149,6 +151,13 @@ var mutants = []mutant{
 		file:  "internal/sched/failure.go",
 		edits: []edit{{"\tif sl.errSet.CompareAndSwap(false, true) {\n", "\tif !sl.errSet.Load() {\n\t\tsl.errSet.Store(true)\n"}},
 		check: exploreSched,
+	},
+	{
+		name:  "sched-scan-every-slot",
+		bug:   "a worker that leaves the highest occupied slot does not lower the bound of the deque scans, so after a burst every steal scans thousands of empty deques",
+		file:  "internal/sched/pool.go",
+		edits: []edit{{"\t\tp.inUse.Store(int32(i))\n", "\t\t_ = i\n"}},
+		check: retireScan,
 	},
 	{
 		name:  "deque-steal-no-cas",

@@ -146,7 +146,7 @@ func (g *Group) helpOutside() {
 // reports true, trying each worker once from a random start, or returns
 // nil. Like worker.stealIf it retries a deque whose steal lost a race.
 func (p *Pool) stealFor(keep func(*task) bool) *task {
-	slots := *p.slots.Load()
+	slots := p.scanned()
 	n := len(slots)
 	if n == 0 {
 		return nil

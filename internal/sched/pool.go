@@ -29,6 +29,16 @@ type Pool struct {
 	// length: thieves iterate over a snapshot, and every *worker stays
 	// valid.
 	slots atomic.Pointer[[]*worker]
+	// inUse is one more than the highest index of an occupied slot (0 when
+	// none is); written under mu. Slots are never removed, and a burst of
+	// blocked tasks can leave thousands behind, so whoever scans the
+	// deques (thieves, an outside Wait, queued) scans only the first
+	// inUse: the slots above hold no goroutine, and their deques are empty
+	// (a worker leaves its slot only with nothing in its own deque, and
+	// only a slot's occupant pushes onto it). Load inUse before slots: a
+	// spawn stores slots (when it grows them) before it raises inUse, so
+	// a scanner that sees the raised inUse also sees the slot.
+	inUse atomic.Int32
 
 	// size is runtime.GOMAXPROCS(0) as last sampled (refreshSize): by
 	// every spawn, every retirement and every watchdog tick, so a change
@@ -161,13 +171,29 @@ func (p *Pool) spawn(extra bool) bool {
 		grown := append(slots, w)
 		p.slots.Store(&grown)
 	}
-	w.occupied = true
-	p.live.Add(1)
+	p.occupy(w)
 	// The new worker counts as inactive (looking for work) from now on,
 	// so posters that follow do not start more workers for the same job.
 	idle := p.sleep.StartLooking(w.index)
 	xsync.Go(func() { w.run(idle) })
 	return true
+}
+
+// occupy marks w's slot occupied, under mu.
+func (p *Pool) occupy(w *worker) {
+	w.occupied = true
+	p.live.Add(1)
+	if int(p.inUse.Load()) < w.index+1 {
+		p.inUse.Store(int32(w.index + 1))
+	}
+}
+
+// scanned returns the slots whose deques may hold tasks: the first inUse
+// (see Pool.inUse).
+func (p *Pool) scanned() []*worker {
+	n := int(p.inUse.Load())
+	slots := *p.slots.Load()
+	return slots[:min(n, len(slots))]
 }
 
 // spawnUpTo starts up to n workers within capacity, for the watchdog.
@@ -198,6 +224,16 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	p.mu.Lock()
 	w.occupied = false
 	p.live.Add(-1)
+	if int(p.inUse.Load()) == w.index+1 {
+		// Lower inUse past the free slots below ours. A scanner that
+		// still uses the old value only looks at empty deques.
+		slots := *p.slots.Load()
+		i := w.index
+		for i > 0 && !slots[i-1].occupied {
+			i--
+		}
+		p.inUse.Store(int32(i))
+	}
 	p.mu.Unlock()
 	// Order: slot given up (above), no longer inactive (here), then a last
 	// look at the queues (below). See maybeSpawn: a poster that read the
@@ -217,8 +253,7 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	p.mu.Lock()
 	if !w.occupied && p.live.Load() < p.refreshSize()+p.blocked.Load() {
 		// Stay: take the slot back.
-		w.occupied = true
-		p.live.Add(1)
+		p.occupy(w)
 		*idle = p.sleep.StartLooking(w.index)
 		p.mu.Unlock()
 		return false
@@ -234,7 +269,7 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 // unless it was taken meanwhile.
 func (p *Pool) queued() int {
 	n := p.inj.len()
-	for _, w := range *p.slots.Load() {
+	for _, w := range p.scanned() {
 		n += w.dq.Len()
 	}
 	return n

@@ -178,6 +178,11 @@ func poolIdle() bool {
 func checkRetired(t *testing.T) {
 	t.Helper()
 	waitUntil(t, "every worker retired and the watchdog gone", poolIdle)
+	// With no slot occupied, nobody may be left scanning empty deques
+	// (after a burst the pool can hold thousands of free slots).
+	if u := global.inUse.Load(); u != 0 {
+		t.Errorf("no slot is occupied, but scans cover the first %d of %d", u, len(*global.slots.Load()))
+	}
 }
 
 // fibGroup is fork-join recursion with a nested group per call.

@@ -201,7 +201,7 @@ func (w *worker) steal() *task { return w.stealIf(nil) }
 // before the worker got sleepy. (Each lost race is another worker's win,
 // so this loop ends.)
 func (w *worker) stealIf(keep func(*task) bool) *task {
-	slots := *w.pool.slots.Load()
+	slots := w.pool.scanned()
 	n := len(slots)
 	if n < 2 {
 		return nil

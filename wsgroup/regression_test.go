@@ -242,26 +242,3 @@ func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
 		goleak.VerifyNone(t)
 	})
 }
-
-// SetLimit(-1), which errgroup allows while tasks are active, starts the
-// tasks that a Go inside a task set aside for a slot: with no limit they
-// wait for nothing.
-func TestNegativeLimitStartsSetAsideTasks(t *testing.T) {
-	runWithTimeout(t, func() {
-		var outer wsgroup.Group
-		outer.Go(func() error {
-			var g wsgroup.Group
-			g.SetLimit(1)
-			release, started := make(chan struct{}), make(chan struct{})
-			g.Go(func() error { <-release; return nil }) // holds the slot
-			g.Go(func() error { close(started); return nil })
-			g.SetLimit(-1)
-			<-started // would wait for ever if the task stayed set aside
-			close(release)
-			return g.Wait()
-		})
-		if err := outer.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
-	})
-}

@@ -463,6 +463,16 @@ func (d *Deque[T]) Len() int {
 	return 0
 }
 
+// Ends returns d's top and bottom indices: d holds bottom-top items (when
+// that is positive), a take at the top (a steal, or a Pop that won the last
+// item) moves top up, and the owner's pushes and pops move bottom. Any
+// goroutine may call it, to tell whether anybody has used d since an
+// earlier call.
+func (d *Deque[T]) Ends() (top, bottom int64) {
+	bottom = d.bottom.Load()
+	return d.top.Load(), bottom
+}
+
 // shrink halves the ring if, with b the current bottom and t a top loaded
 // by the caller, fewer than a quarter of its slots are in use and it is
 // above the floor. A stale t overestimates the live count, which only

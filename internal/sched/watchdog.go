@@ -35,11 +35,15 @@ import (
 // after watchLinger without saturation (see the loop). Each tick also samples
 // GOMAXPROCS (Pool.refreshSize), so a saturated pool grows within a tick
 // when GOMAXPROCS goes up.
-// A third rule keeps tasks from outside from starving behind long tasks of
-// other groups: when the injector holds tasks that no worker has taken for
-// starveTicks ticks, it adds a worker (at most fairExtra×GOMAXPROCS of them
-// above capacity), which takes from the injector before anything else; the Go
-// scheduler then shares the CPUs between it and the busy workers.
+// A third rule keeps queued tasks from starving behind tasks that do not
+// end (long ones, or blocked ones while other goroutines of the program keep
+// the CPUs busy, so that the second rule never fires): when the injector
+// holds tasks that no worker has taken for starveTicks ticks, or a worker's
+// deque holds tasks that neither its owner nor a thief has touched for as
+// long, it adds a worker (at most fairExtra×GOMAXPROCS of them above
+// capacity), which takes from the injector before anything else and steals
+// otherwise; the Go scheduler then shares the CPUs between it and the busy
+// workers.
 //
 // On each tick that finds the pool saturated with idle CPUs it adds
 // workers above the pool's capacity (see Pool.spawnExtra): as many as there
@@ -94,6 +98,7 @@ func (p *Pool) watchdog() {
 	// each time, and no goroutine outlives the work by more than that.
 	quiet, period, quietSince := 0, watchTick, time.Time{}
 	stalled, lastTaken := 0, p.inj.takenTotal()
+	var marks []dequeMark // by slot: see stuckDeque
 	for first := true; ; first = false {
 		if !first {
 			select {
@@ -147,14 +152,22 @@ func (p *Pool) watchdog() {
 		// above capacity. CPU-bound work keeps taking from the injector as long
 		// as it is fed from outside, so this does not grow a pool that
 		// makes progress.
+		starving := false
 		if taken := p.inj.takenTotal(); taken != lastTaken || !p.inj.nonEmpty() {
 			stalled, lastTaken = 0, taken
 		} else if stalled++; stalled >= starveTicks {
-			stalled = 0
-			if p.live.Load() < p.capacity()+fairExtra*p.size.Load() {
-				p.spawnExtra(1)
-				continue
-			}
+			stalled, starving = 0, true
+		}
+		// The same for tasks in a worker's deque that neither its owner
+		// nor any thief has touched for starveTicks ticks: the owner is
+		// stuck in one task (blocked, as in a chain of tasks that wait for
+		// the next, or running long), every other worker is busy, and
+		// with the CPUs busy too (other goroutines of the program) the
+		// rule for idle CPUs below never fires.
+		marks, starving = p.stuckDeque(marks, starving)
+		if starving && p.live.Load() < p.capacity()+fairExtra*p.size.Load() {
+			p.spawnExtra(1)
+			continue
 		}
 		if p.live.Load() < p.capacity() {
 			// Below capacity (workers retired, or tasks arrived in
@@ -185,4 +198,35 @@ func (p *Pool) watchdog() {
 		}
 		p.spawnExtra(min(add, queued))
 	}
+}
+
+// dequeMark is what the watchdog saw of one slot's deque: its ends, and for
+// how many ticks in a row it has held tasks with neither end moving.
+type dequeMark struct {
+	top, bottom int64
+	ticks       int
+}
+
+// stuckDeque updates marks (by slot) with the deques' ends and reports
+// whether some deque has held tasks untouched for starveTicks ticks (or
+// stuck already); it restarts that deque's count. It returns the marks, grown
+// to the slots scanned.
+func (p *Pool) stuckDeque(marks []dequeMark, stuck bool) ([]dequeMark, bool) {
+	slots := p.scanned()
+	for len(marks) < len(slots) {
+		marks = append(marks, dequeMark{})
+	}
+	for i, w := range slots {
+		t, b := w.dq.Ends()
+		m := &marks[i]
+		if b <= t || t != m.top || b != m.bottom {
+			*m = dequeMark{top: t, bottom: b}
+			continue
+		}
+		if m.ticks++; m.ticks >= starveTicks {
+			m.ticks = 0
+			stuck = true
+		}
+	}
+	return marks, stuck
 }

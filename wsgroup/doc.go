@@ -106,13 +106,15 @@
 // above GOMAXPROCS exit as soon as they are idle, and the watchdog exits
 // when the scheduler has been unsaturated for 50 ms.
 //
-// The watchdog also keeps one request's tasks from starving another's:
-// when tasks submitted from outside have waited about a millisecond with
-// no worker taking any (every worker is busy with long tasks of other
-// groups), it adds a worker for them, one a millisecond, up to 4×GOMAXPROCS
-// such workers, and the Go scheduler shares the CPUs between them and the
-// busy ones. A task queued behind more long-running tasks than that waits
-// for one of them to end.
+// The watchdog also keeps queued tasks from starving behind tasks that do
+// not end, even while the CPUs are busy: when tasks submitted from outside
+// have waited about a millisecond with no worker taking any (every worker
+// is busy with long tasks of other groups), or tasks queued by a worker
+// have waited as long with neither that worker nor any other taking one
+// (the worker is stuck in a task that blocks or runs long), it adds a
+// worker for them, one a millisecond, up to 4×GOMAXPROCS such workers, and
+// the Go scheduler shares the CPUs between them and the busy ones. A task
+// queued behind more stuck tasks than that waits for one of them to end.
 //
 // # Limits
 //

@@ -47,41 +47,37 @@ func (f *fakeT) Fatalf(format string, args ...any) {
 	panic(f)
 }
 
-// lostUpdate is a program with a bug: two threads increment a counter by
-// a load and a store, and lose an update when they interleave.
-func lostUpdate(s *explore.Schedule) {
-	var n atomic.Int64
-	inc := func() { n.Store(n.Load() + 1) }
-	a := s.Go("a", inc)
-	b := s.Go("b", inc)
-	a.Join()
-	b.Join()
-	if got := n.Load(); got != 2 {
-		s.Errorf("n = %d after two increments", got)
+// twoThreads is a program in which two threads each run inc on a shared
+// counter; it fails the schedule unless the counter ends at want.
+func twoThreads(inc func(n *atomic.Int64), want int64) func(s *explore.Schedule) {
+	return func(s *explore.Schedule) {
+		var n atomic.Int64
+		a := s.Go("a", func() { inc(&n) })
+		b := s.Go("b", func() { inc(&n) })
+		a.Join()
+		b.Join()
+		if got := n.Load(); got != want {
+			s.Errorf("n = %d after both threads, want %d", got, want)
+		}
 	}
 }
+
+// lostUpdate is a program with a bug: two threads increment a counter by
+// a load and a store, and lose an update when they interleave.
+var lostUpdate = twoThreads(func(n *atomic.Int64) { n.Store(n.Load() + 1) }, 2)
 
 // An exhaustive search with one preemption finds the lost update.
 func TestExhaustiveFindsLostUpdate(t *testing.T) {
 	msg := failure(t, explore.Options{Strategy: explore.Exhaustive(1)}, lostUpdate)
-	if !strings.Contains(msg, "n = 1 after two increments") {
+	if !strings.Contains(msg, "n = 1 after both threads") {
 		t.Fatalf("unexpected failure: %s", msg)
 	}
 }
 
 // With Add, no schedule loses an update, and the search ends.
 func TestExhaustivePassesAtomicAdd(t *testing.T) {
-	res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(3)}, func(s *explore.Schedule) {
-		var n atomic.Int64
-		inc := func() { n.Add(1); n.Add(1) }
-		a := s.Go("a", inc)
-		b := s.Go("b", inc)
-		a.Join()
-		b.Join()
-		if got := n.Load(); got != 4 {
-			s.Errorf("n = %d", got)
-		}
-	})
+	res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(3)},
+		twoThreads(func(n *atomic.Int64) { n.Add(1); n.Add(1) }, 4))
 	if !res.Exhausted || res.Schedules < 10 {
 		t.Fatalf("%v: expected an exhausted search of many schedules", res)
 	}
@@ -92,13 +88,8 @@ func TestExhaustivePassesAtomicAdd(t *testing.T) {
 // only the schedules without preemption.
 func TestExhaustiveCountsSchedules(t *testing.T) {
 	count := func(bound int) int {
-		res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(bound)}, func(s *explore.Schedule) {
-			var x atomic.Int64
-			a := s.Go("a", func() { x.Add(1); x.Add(1) })
-			b := s.Go("b", func() { x.Add(1); x.Add(1) })
-			a.Join()
-			b.Join()
-		})
+		res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(bound)},
+			twoThreads(func(n *atomic.Int64) { n.Add(1); n.Add(1) }, 4))
 		return res.Schedules
 	}
 	c0, c1, c2 := count(0), count(1), count(2)
@@ -126,15 +117,7 @@ func TestFindsDeadlock(t *testing.T) {
 func TestMutexProtects(t *testing.T) {
 	explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(2)}, func(s *explore.Schedule) {
 		var mu xsync.Mutex
-		var n atomic.Int64
-		inc := func() { mu.Lock(); n.Store(n.Load() + 1); mu.Unlock() }
-		a := s.Go("a", inc)
-		b := s.Go("b", inc)
-		a.Join()
-		b.Join()
-		if got := n.Load(); got != 2 {
-			s.Errorf("n = %d", got)
-		}
+		twoThreads(func(n *atomic.Int64) { mu.Lock(); n.Store(n.Load() + 1); mu.Unlock() }, 2)(s)
 	})
 }
 

@@ -16,14 +16,13 @@ import (
 type Group struct {
 	// state packs, from the low bits up: two flag bits that say whether
 	// goroutines are parked waiting for the group to finish (bitDone) or
-	// for a free slot (bitSlot); the number of active tasks (queued,
-	// set aside for a slot, or running: not yet finished); and, for a
-	// limited group, the number of
-	// its tasks executing (see startRunning). Go adds one task; a worker
-	// subtracts finished tasks, possibly several at once (worker.flush).
-	// Keeping the flags in the same word lets a finisher learn, from the
-	// result of its own subtraction, whether anybody must be woken: one
-	// atomic operation on the fast path.
+	// for a free slot (bitSlot); the number of active tasks (queued, set
+	// aside for a slot, or running: not yet finished); and, for a limited
+	// group, the number of its tasks executing (see startRunning). Go adds
+	// one task; a worker subtracts finished tasks, possibly several at
+	// once (worker.flush). Keeping the flags in the same word lets a
+	// finisher learn, from the result of its own subtraction, whether
+	// anybody must be woken: one atomic operation on the fast path.
 	state atomic.Uint64
 
 	// limit > 0 bounds the active tasks; 0 means no limit; blockAll is
@@ -104,8 +103,8 @@ func (g *Group) count() int64 { return countOf(g.state.Load()) }
 // SetLimit implements wsgroup.Group.SetLimit.
 func (g *Group) SetLimit(n int) {
 	if n < 0 {
-		// errgroup allows this while tasks are active; tasks set aside
-		// for a slot need none now.
+		// errgroup allows this while tasks are active (racing with them,
+		// as here); tasks set aside for a slot need none now.
 		g.limit = 0
 		if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
 			for w := current(); g.unpark(w); {
@@ -179,8 +178,9 @@ func (g *Group) tryAcquire() bool {
 // setAside queues f, a task of the full limited group g given by a Go
 // inside a task (on worker w, or, w nil, on a goroutine outside the pool
 // that runs a task while it waits: see outside.go), behind the group's
-// other tasks: it starts when a task of g ends and frees a slot, in the
-// order of the Go calls, as errgroup's Go would start it after blocking.
+// other tasks: it starts when a task of g ends and frees a slot, the tasks
+// set aside in the order they were set aside, as errgroup's Go would start
+// it after blocking.
 //
 // Inside a task, Go does not wait for the slot: the caller may hold one
 // itself (a task of g calling g.Go), or a task of g may be suspended below

@@ -1,0 +1,179 @@
+package sched
+
+import (
+	"context"
+	stdatomic "sync/atomic"
+	"time"
+
+	"github.com/go-steal/steal/internal/explore/atomic"
+	"github.com/go-steal/steal/internal/ranges"
+)
+
+// A loop is one data-parallel loop (wsgroup.For) over a segment of its
+// index space: a range partition of the segment (package ranges), and a
+// group whose tasks, the participants, each own one range of it. A
+// participant runs the indices of its own range from the low end, then
+// steals the upper half of the longest range left and runs that, until
+// every index is taken. The caller waits for the group, and so helps with
+// the participants no worker has started, as any Wait does; the
+// participants' tasks carry the loop's panics, Goexits and failures the
+// way any group's tasks do.
+type loop struct {
+	g    Group
+	part *ranges.Partition
+	base int // the segment's first index
+	ctx  context.Context
+	body func(context.Context, int) error
+
+	// joined hands out the slots: a participant takes slot joined.Add(1)-1
+	// when it starts. Exactly Parts() participants are queued, so each
+	// gets a slot of its own.
+	joined atomic.Int32
+
+	// stop is set, before the loop's context is canceled, by the first
+	// failure of a body (an error, or a panic its group recovers), and
+	// by a participant that sees the context canceled; a participant
+	// looks at it before each index. It is one load of a word that only
+	// changes once, where the context's Err would be a call and a load.
+	stop atomic.Bool
+
+	// ran counts the indices whose bodies ran, summed once per
+	// participant, to tell a complete loop from a canceled one. Not part
+	// of the protocol: a plain counter.
+	ran stdatomic.Int64
+}
+
+// chunkTarget is about how long a participant's run of indices takes once
+// it has sized it: it measures each run and doubles the next one while
+// runs take less than half of this, halves it while they take more than
+// twice. Each run costs two atomic operations on the partition and a
+// clock reading, so runs of a few microseconds make that negligible even
+// for bodies of a few nanoseconds; and a run is what a thief cannot take
+// from its owner, so it bounds the imbalance at the end of a loop.
+const chunkTarget = 10 * time.Microsecond
+
+// maxChunk caps a run of indices, whatever the clock says.
+const maxChunk = 1 << 16
+
+// For implements wsgroup.For for n > 0: it runs body(ctx, i) for every i
+// in [0, n), the loop's tasks in a group whose panics are wrapped by wrap
+// (nil: they crash the program, as a Group's do). It returns the first
+// error of a body, or, when indices were left unrun because ctx was
+// canceled, ctx's cause, or nil. Each segment of at most ranges.MaxLen
+// indices is split into GOMAXPROCS ranges.
+func For(ctx context.Context, n int, body func(context.Context, int) error,
+	wrap func(v any, stack []byte, later *stdatomic.Int64) error) error {
+	parts := int(global.refreshSize())
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	for base := 0; base < n; base += ranges.MaxLen {
+		seg := min(n-base, ranges.MaxLen)
+		if err := runSegment(lctx, cancel, base, seg, min(parts, seg), body, wrap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runSegment runs the indices [base, base+n) of a loop as one partition.
+func runSegment(ctx context.Context, cancel context.CancelCauseFunc, base, n, parts int,
+	body func(context.Context, int) error, wrap func(v any, stack []byte, later *stdatomic.Int64) error) error {
+	l := &loop{part: ranges.New(n, parts), base: base, ctx: ctx, body: body}
+	l.g.SetContext(ctx, func(err error) {
+		l.stop.Store(true) // before the cancel: see stop
+		cancel(err)
+	})
+	if wrap != nil {
+		l.g.SetRecoverPanics(wrap)
+	}
+	run := l.participate
+	for range parts {
+		l.g.Go(run, true)
+	}
+	err := l.g.Wait()
+	if err == nil && l.ran.Load() != int64(n) {
+		// Indices were skipped: the only cause without a failed body is
+		// the caller's context, canceled.
+		err = context.Cause(ctx)
+	}
+	return err
+}
+
+// participate is a participant's task: it takes a slot of its own and runs
+// its range, then stolen ranges, until no index is left or the loop stops.
+func (l *loop) participate() error { return l.runSlot(int(l.joined.Add(1) - 1)) }
+
+// runSlot runs slot own's range, then stolen ranges, until no index is
+// left or the loop stops.
+//
+// A body that calls runtime.Goexit ends the participant the way it ends
+// any task: as finished, with the rest of its run of indices unrun. They
+// must not be lost: that body returned, as far as the loop is concerned,
+// and the others still have to run. So the deferred function gives them
+// back to the slot (Partition.Untake) and queues a new participant for
+// the slot, before the group counts this one finished. A body's panic
+// passes through it too; a recovered panic has stopped the loop, so the
+// new participant returns at once, and an unrecovered one ends the
+// program anyway.
+func (l *loop) runSlot(own int) error {
+	var next, end uint32 // the run of indices taken and not yet run
+	ran := int64(0)
+	returned := false
+	defer func() {
+		l.ran.Add(ran)
+		if returned {
+			return
+		}
+		if next+1 < end {
+			l.part.Untake(own, next+1, end) // next is the body that did not return
+		}
+		l.g.Go(func() error { return l.runSlot(own) }, true)
+	}()
+	k := uint32(1)
+	for {
+		for {
+			if l.stop.Load() || l.ctx.Err() != nil {
+				// The context is looked at once a run: the caller's may
+				// have been canceled.
+				l.stop.Store(true)
+				returned = true
+				return nil
+			}
+			next, end = l.part.Take(own, k)
+			if next == end {
+				break
+			}
+			start := time.Now()
+			for ; next < end; next++ {
+				if l.stop.Load() {
+					returned = true
+					return nil
+				}
+				err := l.body(l.ctx, l.base+int(next))
+				ran++
+				if err != nil {
+					l.stop.Store(true)
+					returned = true
+					return err
+				}
+			}
+			k = nextChunk(k, time.Since(start))
+		}
+		if !l.part.Steal(own) {
+			returned = true
+			return nil
+		}
+	}
+}
+
+// nextChunk sizes the next run of indices from how long the last run of k
+// took (see chunkTarget).
+func nextChunk(k uint32, took time.Duration) uint32 {
+	switch {
+	case took < chunkTarget/2 && k < maxChunk:
+		return 2 * k
+	case took > 2*chunkTarget && k > 1:
+		return k / 2
+	}
+	return k
+}

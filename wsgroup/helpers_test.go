@@ -2,8 +2,10 @@ package wsgroup_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -130,4 +132,21 @@ func recoverPanic(f func()) (v any, panicked bool) {
 	f()
 	panicked = false
 	return nil, false
+}
+
+// crashChild runs the test binary again, with only the test named test and
+// env added to its environment, and returns its output. It fails the test
+// unless the child crashed as an unrecovered panic does (exit status 2).
+func crashChild(t *testing.T, test, env string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("child exited with %v, want exit status 2 (a crash); output:\n%s", err, out.String())
+	}
+	return out.String()
 }

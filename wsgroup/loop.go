@@ -41,8 +41,11 @@ func (PanicMode) loopOption() {}
 // (PanicCrash). With the option PanicInWait, For recovers the first panic,
 // cancels the loop's ctx, lets the bodies that are running return, starts
 // no other, and then panics with a *PanicError on its caller's goroutine.
-// A body that calls runtime.Goexit ends as if it had returned nil; the
-// loop goes on.
+// A body that calls runtime.Goexit ends as if it had returned nil, and the
+// loop goes on. Bodies may run on the goroutine that called For, while it
+// waits, as tasks run on the goroutine of a Wait (see Waiting in the
+// package documentation): a Goexit there ends that goroutine once the loop
+// has finished, and a panic there is never seen by its caller's recover.
 //
 // For may be called anywhere, including inside a task or inside the body of
 // another For: while it waits, the caller runs the loop's own tasks, as

@@ -1,11 +1,9 @@
 package wsgroup_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -145,16 +143,7 @@ func TestPanicChild(t *testing.T) {
 func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 	for _, mode := range []string{"top", "waiter", "nested", "wait"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestPanicChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), panicChildEnv+"="+mode)
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			err := cmd.Run()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
-				t.Fatalf("child exited with %v, want exit status 2 (a crash); output:\n%s", err, out.String())
-			}
-			s := out.String()
+			s := crashChild(t, "TestPanicChild", panicChildEnv+"="+mode)
 			wants := []string{"panic: " + errPanicValue.Error(), "wsgroup_test.panicInTask"}
 			if mode == "wait" {
 				// Raised again by Wait, on the test's goroutine, with the

@@ -214,6 +214,21 @@
 // caller, where that caller's own rules apply; the error it would have
 // returned is lost with the caller that would have received it.
 //
+// # Loops
+//
+// Half of what errgroup code does is a loop with one task per item. For
+// runs such a loop as a handful of tasks instead: one contiguous range of
+// indices per GOMAXPROCS, each task running its range from the low end and,
+// once done, stealing the upper half of the longest range left, so the
+// cost is a few tasks however long the loop is, and a loop whose items
+// differ in cost is still balanced to the end. ForEach and Map are For over
+// a slice. For states what a loop promises: every index exactly once
+// unless the loop is canceled, in no particular order, at most GOMAXPROCS
+// bodies at a time; the first error cancels the loop's context and starts
+// no further index; panics crash, or with the option PanicInWait, are
+// raised again by For. Nested loops, and loops inside tasks, help as Wait
+// does.
+//
 // # Memory model
 //
 // The call of Go (or of a TryGo that reports true) synchronizes before the
@@ -257,5 +272,5 @@
 //     errgroup's SetLimit does, as an error value).
 //   - Beyond errgroup, and off by default: SetCancelMode(SkipQueued) and
 //     SetPanicMode(PanicInWait) (see Errors and cancellation, and Panics
-//     and Goexit).
+//     and Goexit); and the loops For, ForEach and Map (see Loops).
 package wsgroup

@@ -68,15 +68,16 @@ func For(ctx context.Context, n int, body func(context.Context, int) error,
 	defer cancel(nil)
 	for base := 0; base < n; base += ranges.MaxLen {
 		seg := min(n-base, ranges.MaxLen)
-		if err := runSegment(lctx, cancel, base, seg, min(parts, seg), body, wrap); err != nil {
+		if err := runSegment(ctx, lctx, cancel, base, seg, min(parts, seg), body, wrap); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// runSegment runs the indices [base, base+n) of a loop as one partition.
-func runSegment(ctx context.Context, cancel context.CancelCauseFunc, base, n, parts int,
+// runSegment runs the indices [base, base+n) of a loop as one partition;
+// ctx is the loop's context, derived from parent, the caller's.
+func runSegment(parent, ctx context.Context, cancel context.CancelCauseFunc, base, n, parts int,
 	body func(context.Context, int) error, wrap func(v any, stack []byte, later *stdatomic.Int64) error) error {
 	l := &loop{part: ranges.New(n, parts), base: base, ctx: ctx, body: body}
 	l.g.SetContext(ctx, func(err error) {
@@ -93,8 +94,9 @@ func runSegment(ctx context.Context, cancel context.CancelCauseFunc, base, n, pa
 	err := l.g.Wait()
 	if err == nil && l.ran.Load() != int64(n) {
 		// Indices were skipped: the only cause without a failed body is
-		// the caller's context, canceled.
-		err = context.Cause(ctx)
+		// the caller's context, canceled. (Not ctx's cause: Wait has
+		// canceled ctx, the loop's own context.)
+		err = context.Cause(parent)
 	}
 	return err
 }
@@ -124,8 +126,13 @@ func (l *loop) runSlot(own int) error {
 		if returned {
 			return
 		}
-		if next+1 < end {
-			l.part.Untake(own, next+1, end) // next is the body that did not return
+		if next < end {
+			// next is the body that did not return: it ran, as far as
+			// the loop is concerned.
+			l.ran.Add(1)
+			if next+1 < end {
+				l.part.Untake(own, next+1, end)
+			}
 		}
 		l.g.Go(func() error { return l.runSlot(own) }, true)
 	}()

@@ -78,6 +78,13 @@ func ClusteredLoop() *Loop {
 	})
 }
 
+// UniformLoop is a loop of 100,000 indices of 0.5 µs each: the work that
+// the nested-loop benchmarks arrange in different ways.
+func UniformLoop() *Loop {
+	r := max(1, roundsPerMicro()/2)
+	return newLoop("uniform", imbalancedN, func(int) int { return r })
+}
+
 // CheapLoop is a uniform loop of 10 million bodies of a few nanoseconds:
 // two rounds of Spin and the count.
 func CheapLoop() *Loop {

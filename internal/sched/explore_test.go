@@ -258,6 +258,40 @@ func schedPrograms() []schedProgram {
 			})
 			outer.wait(s, "group 0")
 		}},
+		// A loop over two indices from outside: two range-stealing
+		// participants, one of which the caller runs while it waits; a
+		// participant done with its own index steals another's.
+		{name: "loop", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			exploreLoop(s, 2, -1)
+		}},
+		// A loop whose index 0 fails: For returns the error, and no index
+		// runs twice.
+		{name: "loop-error", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			exploreLoop(s, 2, 0)
+		}},
+	}
+}
+
+// exploreLoop runs For over n indices, index fail returning an error (none
+// if fail < 0), and checks what it returns and that each index ran at most
+// once, and exactly once if none failed.
+func exploreLoop(s *explore.Schedule, n, fail int) {
+	errFail := errors.New("fail")
+	ran := make([]stdatomic.Int32, n)
+	err := For(context.Background(), n, func(_ context.Context, i int) error {
+		ran[i].Add(1)
+		if i == fail {
+			return errFail
+		}
+		return nil
+	}, nil)
+	if want := error(nil); fail >= 0 && err != errFail || fail < 0 && err != want {
+		s.Errorf("For returned %v", err)
+	}
+	for i := range ran {
+		if c := ran[i].Load(); c > 1 || fail < 0 && c != 1 {
+			s.Errorf("index %d ran %d times", i, c)
+		}
 	}
 }
 

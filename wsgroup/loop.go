@@ -21,9 +21,10 @@ func (PanicMode) loopOption() {}
 // range from the low end, and a task whose range is done takes the upper
 // half of the longest range left (range stealing), so a loop whose bodies
 // differ in cost is balanced to the end. Bodies run in no particular
-// order, and at most GOMAXPROCS of them at a time (more only while workers
-// are blocked; see Blocking tasks in the package documentation): a body
-// must not wait for another index of the same loop to run.
+// order, and at most GOMAXPROCS of them at a time, even while some block (a
+// blocked body holds its range's task; other groups' tasks get workers of
+// their own meanwhile, see Blocking tasks in the package documentation): a
+// body must not wait for another index of the same loop to run.
 //
 // The ctx passed to body is derived from ctx. It is canceled when a body
 // returns a non-nil error, when a body panics and the loop recovers it (see

@@ -4,8 +4,8 @@
 //
 // # How it works
 //
-// The lock-free code of the scheduler (packages deque, sleep and sched)
-// uses package explore/atomic instead of sync/atomic, and package
+// The lock-free code of the scheduler (packages deque, ranges, sleep and
+// sched) uses package explore/atomic instead of sync/atomic, and package
 // explore/xsync for its mutexes, for parking a goroutine, for yielding and
 // for starting goroutines. In a normal build those are aliases of, or thin
 // functions over, the standard constructs, and cost nothing. Built with
@@ -44,7 +44,7 @@
 // sync/atomic promises; the explorer does not model weaker memory orders,
 // the Go scheduler's own preemption inside non-atomic code (the code under
 // test shares memory only through atomics and mutexes), or real time.
-// Operations outside the three packages (goroutine identity, the runtime's
+// Operations outside the four packages (goroutine identity, the runtime's
 // metrics, timers other than the linger) are not exploration points.
 //
 // # What the project verifies
@@ -56,8 +56,8 @@
 // schedules, each exploration for up to -explore.budget) for as long as one
 // asks:
 //
-//	go test -tags explore -run Explore ./internal/deque ./internal/sleep ./internal/sched
-//	go test -tags explore -run Explore ./internal/deque ./internal/sleep ./internal/sched -explore.long -explore.budget=10m
+//	go test -tags explore -run Explore ./internal/deque ./internal/ranges ./internal/sleep ./internal/sched
+//	go test -tags explore -run Explore ./internal/deque ./internal/ranges ./internal/sleep ./internal/sched -explore.long -explore.budget=10m
 //
 // The deque (package deque, explore_test.go): an owner and one or two
 // thieves over the real Deque, in both modes (clearing taken slots, and
@@ -68,6 +68,25 @@
 // Pop, a Steal or the final drain) and the deque ends empty. And a StealIf
 // and a Steal against an owner that reuses the slots of a two-slot ring,
 // with every schedule's history checked for linearizability (below).
+//
+// The range partitioner of the loops (package ranges, explore_test.go):
+// participants, each the owner of a slot, take runs of indices from their
+// own range and steal with the real Partition until Steal reports that
+// nothing is left: two participants over one index, three indices one at
+// a time, four and five indices in runs of one and two (a thief's cut
+// between a Take's load and its compare-and-swap), three slots of which
+// two participants steal the third's range and each other's, and an
+// Untake of one and of two indices while the other participant steals.
+// Every schedule with at most 2 preemptions (3 under -explore.long), then
+// 5,000 PCT schedules of each. Properties: in every state the slots'
+// ranges are disjoint and hold no index an owner has taken, and left lies
+// between the indices in the slots and those no owner holds; every index
+// is taken by exactly one owner's Take (again after each Untake), none is
+// lost; a Steal reports false only at a step where every index has been
+// taken; left ends at zero and every slot empty. Three concurrent
+// participants are not explored: two thieves that wait for the indices a
+// third holds in transit yield to each other, threads that yield in turn
+// cost no preemption, and the searches do not end.
 //
 // The idle protocol (package sleep, explore_test.go): one or two workers
 // over the real Sleep, with queues that are counters: an injected job while
@@ -101,6 +120,16 @@
 // real goroutines, many short ones per run, are checked for
 // linearizability with github.com/anishathalye/porcupine.
 //
+// The partitioner's slots against theirs (package ranges,
+// linearizability_test.go): each slot's word is an object of its own,
+// with an owner's take of up to k indices, a thief's cut of the upper half
+// (Steal's compare-and-swap), the owner's fill of its empty slot (Steal's
+// store), an Untake, and a thief's scan that saw it empty; histories of
+// two to four participants on real goroutines at GOMAXPROCS 1 to 8 are
+// checked slot by slot with porcupine, and each must take every index
+// exactly once. A stress test (ranges_test.go) runs the real Take, Steal
+// and Untake the same way, under -race in CI.
+//
 // Group against errgroup (package wsgroup, property_test.go): random
 // programs of Go, TryGo, SetLimit, nested groups, errors, cancellation and
 // Wait run on errgroup and on wsgroup (pgregory.net/rapid), and their
@@ -118,7 +147,12 @@
 // without its compare-and-swap, a pop that takes the last item without one
 // or skips its final store, a push that publishes before it writes, a Go
 // inside a task that queues past the tasks holding the slots, a TryGo that
-// ignores the limit) with the check that catches each, and re-runs it:
+// ignores the limit; in the partitioner, a Take by an unconditional Add or
+// that subtracts from left before its compare-and-swap or gives up on a
+// lost race, an Untake that adds to left after its compare-and-swap, a
+// Steal that fills its slot before cutting the victim's range, cuts it
+// with a plain store, or gives up without looking at left) with the check
+// that catches each, and re-runs it:
 //
 //	go run ./internal/mutants
 //
@@ -130,7 +164,10 @@
 // run in explored programs; the injector's choice of shard by goroutine id
 // (an explored pool has one shard) and the random first victim of an
 // outside Wait's steals (always the first worker when explored); panics, Goexit and the opt-in failure
-// modes under the explorer (the stress and property tests cover them); and
+// modes under the explorer (the stress and property tests cover them); the
+// partitioner's balance, which range a thief cuts and how much (the unit
+// tests and the slots' specification check it, the explorations do not: a
+// cut of the whole range would be slower, not wrong); and
 // anything beyond the configurations above: a bounded search finds every
 // bug that shows within its bound in those programs, which is evidence, not
 // a proof for every program.

@@ -17,8 +17,9 @@
 //
 // The table is mutants below: the bug, where it is made, and the check
 // that catches it. The checks are the interleaving explorations (go test
-// -tags explore, package explore), the linearizability check of the deque,
-// the property tests of wsgroup against errgroup, and the stress tests.
+// -tags explore, package explore), the linearizability checks of the deque
+// and of the range partitioner, the property tests of wsgroup against
+// errgroup, and the stress tests.
 package main
 
 import (
@@ -65,6 +66,10 @@ var (
 		[]string{"-tags", "explore", "-run", "TestExploreStealIfLinearizable", "./internal/deque"}, nil}
 	linearDeque = check{"linearizability: deque (porcupine)",
 		[]string{"-run", "TestLinearizab", "./internal/deque"}, nil}
+	exploreRanges = check{"explorer: range partitioner (ranges)",
+		[]string{"-tags", "explore", "-run", "TestExploreRanges", "./internal/ranges"}, nil}
+	linearRanges = check{"linearizability: range partitioner (porcupine)",
+		[]string{"-run", "TestLinearizab", "./internal/ranges"}, nil}
 	propertyGroup = check{"property: wsgroup against errgroup (rapid)",
 		[]string{"-run", "TestProperty", "./wsgroup"}, nil}
 	retireScan = check{"sched: extra workers retire, and the deque scans shrink back",
@@ -217,6 +222,68 @@ var mutants = []mutant{
 		file:  "internal/sched/group.go",
 		edits: []edit{{"\t\tcase !block:\n\t\t\treturn false\n", "\t\tcase !block:\n\t\t\tg.state.Add(oneTask)\n"}},
 		check: propertyGroup,
+	},
+	{
+		name:  "ranges-take-add",
+		bug:   "a Take moves lo up with an unconditional Add instead of a compare-and-swap, so it also takes indices a thief has just cut off",
+		file:  "internal/ranges/ranges.go",
+		edits: []edit{{"\t\tif s.CompareAndSwap(w, pack(end, hi)) {\n\t\t\t// After the CAS", "\t\tif s.Add(uint64(end - lo)); true {\n\t\t\t// After the CAS"}},
+		check: exploreRanges,
+	},
+	{
+		name:  "ranges-take-add/linearizability",
+		bug:   "the same broken Take, against the sequential specification of a slot",
+		file:  "internal/ranges/ranges.go",
+		edits: []edit{{"\t\tif s.CompareAndSwap(w, pack(end, hi)) {\n\t\t\t// After the CAS", "\t\tif s.Add(uint64(end - lo)); true {\n\t\t\t// After the CAS"}},
+		check: linearRanges,
+	},
+	{
+		name: "ranges-take-subtract-first",
+		bug:  "a Take subtracts what it takes from left before its compare-and-swap, so a thief may see left at zero while the indices are still stealable",
+		file: "internal/ranges/ranges.go",
+		edits: []edit{
+			{"\t\tif s.CompareAndSwap(w, pack(end, hi)) {\n\t\t\t// After the CAS", "\t\tp.left.Add(-int64(end - lo))\n\t\tif s.CompareAndSwap(w, pack(end, hi)) {\n\t\t\t// After the CAS"},
+			{"\t\t\tp.left.Add(-int64(end - lo))\n\t\t\treturn lo, end", "\t\t\treturn lo, end"},
+		},
+		check: exploreRanges,
+	},
+	{
+		name:  "ranges-take-lost-race-empty",
+		bug:   "a Take whose compare-and-swap loses to a thief reports the slot empty instead of looking again",
+		file:  "internal/ranges/ranges.go",
+		edits: []edit{{"\t\t\treturn lo, end\n\t\t}\n\t}\n}", "\t\t\treturn lo, end\n\t\t}\n\t\treturn lo, lo\n\t}\n}"}},
+		check: exploreRanges,
+	},
+	{
+		name: "ranges-untake-add-after",
+		bug:  "an Untake adds the indices it gives back to left after its compare-and-swap, when thieves may already have stolen and taken them",
+		file: "internal/ranges/ranges.go",
+		edits: []edit{
+			{"\tp.left.Add(int64(hi - lo))\n\ts := &p.slots[own].word", "\ts := &p.slots[own].word"},
+			{"\t\tif s.CompareAndSwap(w, pack(lo, shi)) {\n\t\t\treturn", "\t\tif s.CompareAndSwap(w, pack(lo, shi)) {\n\t\t\tp.left.Add(int64(hi - lo))\n\t\t\treturn"},
+		},
+		check: exploreRanges,
+	},
+	{
+		name:  "ranges-steal-store-first",
+		bug:   "a Steal stores the range it cuts into its own slot before the compare-and-swap on the victim's word",
+		file:  "internal/ranges/ranges.go",
+		edits: []edit{{"\tif !p.slots[victim].word.CompareAndSwap(w, pack(lo, mid)) {", "\tp.slots[own].word.Store(pack(mid, hi))\n\tif !p.slots[victim].word.CompareAndSwap(w, pack(lo, mid)) {"}},
+		check: exploreRanges,
+	},
+	{
+		name:  "ranges-steal-no-cas",
+		bug:   "a Steal cuts the victim's range with a plain store instead of a compare-and-swap",
+		file:  "internal/ranges/ranges.go",
+		edits: []edit{{"\tif !p.slots[victim].word.CompareAndSwap(w, pack(lo, mid)) {\n\t\treturn victim, mid, mid\n\t}", "\tp.slots[victim].word.Store(pack(lo, mid))"}},
+		check: exploreRanges,
+	},
+	{
+		name:  "ranges-steal-no-left-check",
+		bug:   "a Steal that finds every other range empty reports that nothing is left without looking at left, while indices are in transit",
+		file:  "internal/ranges/ranges.go",
+		edits: []edit{{"\t\t\tif p.left.Load() == 0 {\n\t\t\t\treturn false", "\t\t\tif true {\n\t\t\t\treturn false"}},
+		check: exploreRanges,
 	},
 }
 

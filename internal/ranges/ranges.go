@@ -162,16 +162,7 @@ func cut(n uint32) uint32 { return max(1, n/2) }
 // not stored them yet), it yields and looks again. Owner of slot own only.
 func (p *Partition) Steal(own int) bool {
 	for {
-		victim, w, n := -1, uint64(0), uint32(0)
-		for i := range p.slots {
-			if i == own {
-				continue
-			}
-			vw := p.slots[i].word.Load()
-			if lo, hi := unpack(vw); hi > lo && hi-lo > n {
-				victim, w, n = i, vw, hi-lo
-			}
-		}
+		victim, lo, hi := p.cutLongest(own)
 		if victim < 0 {
 			if p.left.Load() == 0 {
 				return false
@@ -182,21 +173,46 @@ func (p *Partition) Steal(own int) bool {
 			xsync.Gosched()
 			continue
 		}
-		lo, hi := unpack(w)
-		mid := hi - cut(n)
-		// The CAS fails if the owner took from, or another thief cut,
-		// the range since our load: then look at every slot again, since
-		// the longest may be elsewhere now.
-		if !p.slots[victim].word.CompareAndSwap(w, pack(lo, mid)) {
-			continue
+		if lo == hi {
+			continue // lost a race for the victim's word: look again
 		}
-		// [mid, hi) is ours and in transit: in no slot, but counted in
+		// [lo, hi) is ours and in transit: in no slot, but counted in
 		// left, so a thief that finds nothing meanwhile waits for it.
 		// Our slot is empty, and no thief writes an empty slot (it cuts
 		// only a range with hi > lo), so a plain store fills it; a thief
 		// holding an old value of our word fails its CAS, or, if that old
 		// value equals the new one, cuts exactly what it would cut now.
-		p.slots[own].word.Store(pack(mid, hi))
+		p.slots[own].word.Store(pack(lo, hi))
 		return true
 	}
+}
+
+// cutLongest is one attempt of Steal's: it cuts the upper part (see cut)
+// off the longest range other than slot own's and returns the victim's
+// slot and the indices cut off, [lo, hi) with lo < hi. It returns victim
+// -1 when every other range looked empty, and lo == hi when the victim's
+// word changed between the load and the compare-and-swap.
+func (p *Partition) cutLongest(own int) (victim int, lo, hi uint32) {
+	victim, w, n := -1, uint64(0), uint32(0)
+	for i := range p.slots {
+		if i == own {
+			continue
+		}
+		vw := p.slots[i].word.Load()
+		if lo, hi := unpack(vw); hi > lo && hi-lo > n {
+			victim, w, n = i, vw, hi-lo
+		}
+	}
+	if victim < 0 {
+		return -1, 0, 0
+	}
+	lo, hi = unpack(w)
+	mid := hi - cut(n)
+	// The CAS fails if the owner took from, or another thief cut, the
+	// range since our load: then Steal looks at every slot again, since
+	// the longest may be elsewhere now.
+	if !p.slots[victim].word.CompareAndSwap(w, pack(lo, mid)) {
+		return victim, mid, mid
+	}
+	return victim, mid, hi
 }

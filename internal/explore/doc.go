@@ -106,7 +106,10 @@
 // a slot; a Go inside a task on a limited group whose slot another task
 // holds, so the task is set aside while the holder may be ending; two tasks
 // that fail at once in a group with a context; a nested group waited for on
-// a worker. Every schedule with at most
+// a worker; a data-parallel loop (For) over two indices, its two
+// range-stealing tasks racing for each other's index while the caller
+// helps, and one whose first index fails (For returns that error, no
+// index runs twice). Every schedule with at most
 // 1 preemption (2 under -explore.long), then 2,000 PCT schedules of each.
 // Properties: every task runs exactly once; Wait returns only after every
 // task of its group, and once; Wait returns the error that the context

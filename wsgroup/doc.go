@@ -248,6 +248,15 @@
 // tasks are active. A Group must
 // not be copied after first use (go vet reports copies).
 //
+// # Statistics
+//
+// [ReadStats] returns process-wide counts of what the scheduler has done
+// since the process started: tasks run, steals, sleeps and wake-ups,
+// workers started, retired and added for blocked ones. They cost the
+// tasks nothing measurable, so a service can export them as metrics (for
+// example with expvar). [Stats] says what each field counts, and
+// ReadStats when the counts are up to date.
+//
 // # Differences from errgroup
 //
 // migrate.md lists them with the reasons; in short:

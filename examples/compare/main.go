@@ -15,7 +15,12 @@
 // wsgroup interleaved; the table shows the median (or, with -best, the minimum)
 // of the repetitions. Every run is checked: each task must have run exactly
 // once and fib must return the right value; otherwise the program exits with
-// status 1. Progress goes to stderr, the table to stdout.
+// status 1. Progress goes to stderr, the tables to stdout.
+//
+// A second table shows, for each timed wsgroup run, the steals and the
+// sleeps of workers it caused: the difference of wsgroup.ReadStats just
+// before and just after the run. (Workers publish their counts at the end
+// of each busy spell, so the last moments of a run may count in the next.)
 //
 // Usage:
 //
@@ -141,8 +146,9 @@ func (b *batch) verify() error {
 
 // result is what one workload reports for one implementation (or serial).
 type result struct {
-	dur    time.Duration // median or best of the repetitions
-	allocs float64       // heap allocations per task, averaged over the repetitions
+	dur    time.Duration   // median or best of the repetitions
+	allocs float64         // heap allocations per task, averaged over the repetitions
+	stats  []wsgroup.Stats // the scheduler's counts of each repetition (wsgroup only)
 	ok     bool
 }
 
@@ -176,18 +182,20 @@ func progress(format string, args ...any) {
 }
 
 // measure runs setup (untimed), then f once, timed, after a GC, checks it
-// with verify and returns the duration and the number of heap allocations f
-// made.
-func measure(setup func(), f, verify func() error, what string) (time.Duration, uint64) {
+// with verify and returns the duration, the number of heap allocations f
+// made and what the scheduler counted meanwhile.
+func measure(setup func(), f, verify func() error, what string) (time.Duration, uint64, wsgroup.Stats) {
 	if setup != nil {
 		setup()
 	}
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	s0 := wsgroup.ReadStats()
 	start := time.Now()
 	err := f()
 	d := time.Since(start)
+	s1 := wsgroup.ReadStats()
 	runtime.ReadMemStats(&m1)
 	if err != nil {
 		fail("%s: Wait returned %v", what, err)
@@ -195,7 +203,7 @@ func measure(setup func(), f, verify func() error, what string) (time.Duration, 
 	if err := verify(); err != nil {
 		fail("%s: %v", what, err)
 	}
-	return d, m1.Mallocs - m0.Mallocs
+	return d, m1.Mallocs - m0.Mallocs, s1.Sub(s0)
 }
 
 func summarize(ds []time.Duration, allocs uint64, tasks int, best bool) result {
@@ -216,7 +224,7 @@ func runWorkload(w workload, o options) (serial, eg, ws result) {
 		var ds []time.Duration
 		var allocs uint64
 		for range o.reps {
-			d, a := measure(w.setup, w.serial, w.verify, w.name+" (serial)")
+			d, a, _ := measure(w.setup, w.serial, w.verify, w.name+" (serial)")
 			ds = append(ds, d)
 			allocs += a
 		}
@@ -228,6 +236,7 @@ func runWorkload(w workload, o options) (serial, eg, ws result) {
 	}
 	var ds [2][]time.Duration
 	var allocs [2]uint64
+	var stats []wsgroup.Stats // of the wsgroup runs
 	for rep := range o.reps {
 		progress("%s: repetition %d/%d", w.name, rep+1, o.reps)
 		// Alternate which implementation goes first so drift hits both alike.
@@ -237,12 +246,17 @@ func runWorkload(w workload, o options) (serial, eg, ws result) {
 		}
 		for _, k := range order {
 			im := impls[k]
-			d, a := measure(w.setup, func() error { return w.run(im) }, w.verify, w.name+" ("+im.name+")")
+			d, a, s := measure(w.setup, func() error { return w.run(im) }, w.verify, w.name+" ("+im.name+")")
 			ds[k] = append(ds[k], d)
 			allocs[k] += a
+			if im.name == "wsgroup" {
+				stats = append(stats, s)
+			}
 		}
 	}
-	return serial, summarize(ds[0], allocs[0], w.tasks, o.best), summarize(ds[1], allocs[1], w.tasks, o.best)
+	eg, ws = summarize(ds[0], allocs[0], w.tasks, o.best), summarize(ds[1], allocs[1], w.tasks, o.best)
+	ws.stats = stats
+	return serial, eg, ws
 }
 
 func perTask(r result, tasks int) float64 {
@@ -379,6 +393,7 @@ func main() {
 		cells []string
 	}
 	var rows []row
+	var events [][3]string // by workload: name, steals and sleeps of each wsgroup run
 	start := time.Now()
 	for _, w := range workloads {
 		serial, eg, ws := runWorkload(w, o)
@@ -395,6 +410,12 @@ func main() {
 			return fmt.Sprintf("%.1f", perTask(r, w.tasks))
 		}
 		rows = append(rows, row{[]string{w.name, fmt.Sprint(w.tasks), w.unit, num(serial), num(eg), num(ws), speedup, allocs, target, met}})
+		var steals, sleeps []string
+		for _, s := range ws.stats {
+			steals = append(steals, fmt.Sprint(s.Steals))
+			sleeps = append(sleeps, fmt.Sprint(s.Sleeps))
+		}
+		events = append(events, [3]string{w.name, strings.Join(steals, " "), strings.Join(sleeps, " ")})
 		if strings.HasPrefix(w.name, "fib(") {
 			// A second row with fib's total time, the unit of the §8 anchor.
 			total := func(r result) string { return fmt.Sprintf("%.2f", ms(r)) }
@@ -436,4 +457,12 @@ func main() {
 	fmt.Printf("\nspeedup = errgroup time / wsgroup time (higher is better for wsgroup)\n")
 	fmt.Printf("GOMAXPROCS=%d NumCPU=%d %s %s/%s; tiny task = %d spin rounds, ~1.1µs task = %d rounds\n",
 		procs, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, tinyRounds, microRounds)
+
+	fmt.Printf("\nwsgroup scheduler events of each timed run, in run order (wsgroup.ReadStats before and after):\n\n")
+	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "workload\tsteals\tsleeps\t")
+	for _, e := range events {
+		fmt.Fprintln(tw, strings.Join(e[:], "\t")+"\t")
+	}
+	tw.Flush()
 }

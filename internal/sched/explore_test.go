@@ -37,7 +37,9 @@ import (
 //     run, so only a timer could end the wait) no task is queued. The
 //     second catches a stall that a linger timeout would later have ended;
 //   - the pool ends empty: every worker retired and the sleep counters at
-//     zero.
+//     zero;
+//   - then its statistics are exact: Tasks counts every task that ran, and
+//     every worker started has retired.
 //
 // The pool gets one injector shard (the shard is chosen by goroutine id,
 // which differs from run to run) and a size of 4, above the number of
@@ -158,6 +160,16 @@ func (sp schedProgram) run(s *explore.Schedule) {
 		}
 		if c := p.sleep.Load(); c.Inactive() != 0 || c.Sleeping() != 0 {
 			return fmt.Errorf("sleep counters after every worker left: %d inactive, %d sleeping", c.Inactive(), c.Sleeping())
+		}
+		var ran uint64
+		for _, pg := range groups {
+			for id := range pg.ran {
+				ran += uint64(pg.ran[id].Load())
+			}
+		}
+		if st := p.readStats(); st.Tasks != ran || st.WorkersStarted != st.WorkersRetired {
+			return fmt.Errorf("stats after every worker left: %d tasks counted, %d ran; %d workers started, %d retired",
+				st.Tasks, ran, st.WorkersStarted, st.WorkersRetired)
 		}
 		return nil
 	})

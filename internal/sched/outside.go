@@ -119,26 +119,30 @@ func (g *Group) awaitOutside() {
 // helpOutside runs the group's tasks that the calling goroutine can reach
 // (see above) until there are none.
 func (g *Group) helpOutside() {
-	if id := gid.Current(); !runners.has(id) {
+	id := gid.Current()
+	if !runners.has(id) {
 		j, ok := runners.add(id)
 		if !ok {
 			return
 		}
 		defer runners.remove(j) // deferred: a task's Goexit unwinds through here
 	}
+	var c outsideCounts
+	defer global.publishOutside(id, &c) // deferred for Goexit too
 	isG := func(t *task) bool { return t.g.Load() == g }
 	for g.count() != 0 {
 		if f := global.inj.unpushIf(g); f != nil {
-			g.runOutside(f)
+			g.runOutside(f, &c)
 			continue
 		}
 		t := global.stealFor(isG)
 		if t == nil {
 			return
 		}
+		c.steals++
 		// The record is not recycled: free lists belong to workers.
 		f := t.f
-		g.runOutside(f)
+		g.runOutside(f, &c)
 	}
 }
 
@@ -171,8 +175,8 @@ func (p *Pool) stealFor(keep func(*task) bool) *task {
 }
 
 // runOutside runs f, a task of g that the calling goroutine (not a worker)
-// has taken, and accounts for it.
-func (g *Group) runOutside(f func() error) {
+// has taken, and accounts for it; c counts it if it ran.
+func (g *Group) runOutside(f func() error, c *outsideCounts) {
 	if g.skips() {
 		g.drop(nil, false)
 		return
@@ -184,20 +188,22 @@ func (g *Group) runOutside(f func() error) {
 		}
 		admitted = true
 	}
-	g.callOutside(f, admitted)
+	g.callOutside(f, admitted, c)
 }
 
 // callOutside calls f as worker.call does, on a goroutine that is not a
-// worker, and finishes the task (admitted: it held a running slot).
+// worker, finishes the task (admitted: it held a running slot) and counts
+// it in c.
 //
 // The differences: frames of the caller of Wait lie below f, and
 // they must not recover a task's panic (errgroup never lets them), so a
 // panic that the group does not recover ends the program (fatalPanic); and
 // a runtime.Goexit in f ends the task as finished and goes on unwinding
 // the caller's goroutine, which has no slot to hand to a successor.
-func (g *Group) callOutside(f func() error, admitted bool) {
+func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts) {
 	normalReturn, recovered := false, false
 	defer func() {
+		c.tasks++
 		if normalReturn || recovered {
 			return
 		}

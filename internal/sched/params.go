@@ -63,4 +63,10 @@ const (
 	// capacity for tasks starving in the injector: enough to reach a task
 	// queued behind that many long-running tasks of other groups.
 	fairExtra = 4
+
+	// statsEvery is how many tasks a worker that stays busy runs between
+	// publications of its counts (see stats.go): the most a busy worker's
+	// counts lag behind, against one atomic store per count that moved
+	// per publication. A power of two.
+	statsEvery = 256
 )

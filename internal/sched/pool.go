@@ -57,6 +57,9 @@ type Pool struct {
 	kick      chan struct{}
 
 	mu xsync.Mutex // guards slot occupancy and growth, live changes
+
+	counts  poolCounts                    // starts, retirements, compensations (stats.go)
+	outside [outsideStripes]outsideStripe // counts of goroutines outside the pool (stats.go)
 }
 
 // global is the process's pool.
@@ -171,6 +174,7 @@ func (p *Pool) spawn(extra bool) bool {
 		grown := append(slots, w)
 		p.slots.Store(&grown)
 	}
+	p.countSpawn()
 	p.occupy(w)
 	// The new worker counts as inactive (looking for work) from now on,
 	// so posters that follow do not start more workers for the same job.

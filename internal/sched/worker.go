@@ -37,6 +37,10 @@ type worker struct {
 
 	surplusFn  func() bool // pool.surplus, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
+
+	st    counts    // the slot's counts so far, over all its occupants (stats.go)
+	shown counts    // what pub holds
+	pub   published // for readers: see stats.go
 }
 
 // run is the body of a worker goroutine.
@@ -61,6 +65,7 @@ func (w *worker) run(idle sleep.Idle) {
 				}
 			}
 			w.flush()
+			w.publish()
 			idle = p.sleep.StartLooking(w.index)
 			continue
 		}
@@ -91,6 +96,8 @@ func (w *worker) replace() {
 	w.goexit = false
 	w.depth = 0
 	w.flush()
+	w.publish()
+	w.pool.countReplace()
 	workers.Unregister()
 	idle := w.pool.sleep.StartLooking(w.index)
 	xsync.Go(func() { w.run(idle) })
@@ -133,8 +140,10 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 // goroutine must exit.
 func (w *worker) retire(idle *sleep.Idle) bool {
 	w.flush()
+	w.publish() // before release: then the slot may have a new occupant
 	workers.Unregister()
 	if w.pool.release(w, idle) {
+		w.pool.counts.retired.Add(1)
 		return true
 	}
 	workers.Register(w)
@@ -153,6 +162,7 @@ func (w *worker) find() *task {
 		}
 	}
 	if t := w.dq.Pop(); t != nil {
+		w.st.localPops++
 		return t
 	}
 	if t := w.takeInjected(); t != nil {
@@ -226,11 +236,13 @@ func (w *worker) stealIf(keep func(*task) bool) *task {
 			}
 			if t != nil {
 				w.victim = slots[v]
+				w.st.steals++
 				return t
 			}
 			retry = retry || r
 		}
 		if !retry {
+			w.st.failedSteals++
 			return nil
 		}
 	}
@@ -303,6 +315,7 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 	normalReturn, recovered := false, false
 	defer func() {
 		w.depth--
+		w.countTask()
 		if normalReturn || recovered {
 			return
 		}
@@ -420,6 +433,7 @@ func (w *worker) help(g *Group) {
 			return
 		}
 		if t := w.dq.PopIf(isG); t != nil {
+			w.st.localPops++
 			w.execute(t)
 			continue
 		}
@@ -440,6 +454,7 @@ func (w *worker) help(g *Group) {
 // another worker meanwhile. If tasks are queued, a replacement starts at
 // once.
 func (w *worker) block() {
+	w.publish()
 	p := w.pool
 	b := p.blocked.Add(1)
 	for hi := p.blockedHi.Load(); b > hi && !p.blockedHi.CompareAndSwap(hi, b); hi = p.blockedHi.Load() {

@@ -89,6 +89,14 @@ type sleeper struct {
 	// blocked to false in the same critical section, so at most one token
 	// is ever in flight.
 	wake *xsync.Parker
+
+	// slept counts the times the worker blocked (set blocked), and woken
+	// the times a waker unblocked it (cleared blocked). Written with Add
+	// under mu, where blocked changes: slept by the worker before it
+	// parks, woken by the waker before it unparks the worker. Read by
+	// Tally, with Load, without mu: it sees a sleep from just before the
+	// worker parks, and a wake-up from just before the worker resumes.
+	slept, woken atomic.Uint64
 }
 
 // New returns a Sleep with n worker slots.
@@ -132,6 +140,32 @@ func (s *Sleep) Workers() int { return len(*s.sleepers.Load()) }
 
 // Load returns the current counters.
 func (s *Sleep) Load() Counters { return s.c.load() }
+
+// Tally is what the workers of a Sleep have done since it was made.
+type Tally struct {
+	// Sleeps: times a worker blocked in NoWorkFound (registered as a
+	// sleeper and parked). A sleep is counted when it starts, so it
+	// includes the sleeps going on now.
+	Sleeps uint64
+	// Wakes: times a waker ended a sleep (Wake, WorkFound, WakeWorker,
+	// WakeAll). A sleep that ends because its linger passed (NoWorkFound
+	// returns Lingered) is not a wake.
+	Wakes uint64
+}
+
+// Tally returns the counts of sleeps and wake-ups. Each only grows. A
+// worker's sleep is counted before it parks, and its wake-up after that
+// (by the waker, before it unparks the worker); Tally loads each worker's
+// wake-ups before its sleeps, so in every Tally Sleeps ≥ Wakes, and
+// Sleeps − Wakes is the sleeps going on plus those that lingered out.
+func (s *Sleep) Tally() Tally {
+	var t Tally
+	for _, sl := range *s.sleepers.Load() {
+		t.Wakes += sl.woken.Load()
+		t.Sleeps += sl.slept.Load()
+	}
+	return t
+}
 
 // Idle is the state of one worker between StartLooking and WorkFound (or
 // StopLooking). It belongs to that worker.
@@ -280,6 +314,7 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 		return Search
 	}
 	sl.blocked = true
+	sl.slept.Add(1)
 	sl.mu.Unlock()
 	if testHookBlock != nil {
 		testHookBlock()
@@ -400,6 +435,7 @@ func (s *Sleep) wake(sl *sleeper) bool {
 		return false
 	}
 	sl.blocked = false
+	sl.woken.Add(1)
 	sl.asleep.Store(false)
 	// The waker, not the sleeper, takes it off the sleeping count, at once:
 	// otherwise posters would keep counting a worker that is already on its

@@ -166,7 +166,9 @@ func (l *loop) runSlot(own int) error {
 			}
 			k = nextChunk(k, time.Since(start))
 		}
-		if !l.part.Steal(own) {
+		stole := l.part.Steal(own)
+		countRangeSteal(stole)
+		if !stole {
 			returned = true
 			return nil
 		}

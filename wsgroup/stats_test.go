@@ -1,6 +1,7 @@
 package wsgroup_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -465,5 +466,26 @@ func TestStatsReplacedWorkerPublishes(t *testing.T) {
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait: %v", err)
 		}
+	})
+}
+
+// TestStatsLoopTasks: a loop runs as one task per range, GOMAXPROCS of
+// them (fewer for a shorter loop), and Tasks moves by exactly that.
+func TestStatsLoopTasks(t *testing.T) {
+	withGOMAXPROCS(t, func(t *testing.T) {
+		runWithTimeout(t, func() {
+			for _, n := range []int{1, 3, 10_000} {
+				before := quietStats()
+				h := make(loopHits, n)
+				if err := wsgroup.For(context.Background(), n, h.body); err != nil {
+					t.Errorf("For(%d) = %v", n, err)
+				}
+				h.check(t, fmt.Sprintf("For(%d)", n))
+				after := quietStats()
+				if d, want := after.Sub(before).Tasks, uint64(min(n, runtime.GOMAXPROCS(0))); d != want {
+					t.Errorf("For(%d): Tasks moved by %d, want %d (one per range)", n, d, want)
+				}
+			}
+		})
 	})
 }

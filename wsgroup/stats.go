@@ -24,8 +24,8 @@ type Stats struct {
 	// Steals is the number of tasks taken from the deque of another
 	// worker: by a worker looking for work, by a worker that waits in a
 	// Wait (only its group's tasks), and by a Wait outside the workers
-	// (likewise). It also counts each range of a data-parallel loop's
-	// iterations taken from another worker, by the scheduler's loops.
+	// (likewise). It also counts each range of indices that a task of a
+	// loop (For, ForEach, Map) took from another task of the same loop.
 	Steals uint64
 
 	// FailedSteals is the number of searches of other workers' deques
@@ -37,8 +37,9 @@ type Stats struct {
 	// deque to look at; a Wait outside the workers does not count its
 	// failed look. An idle worker searches a few dozen times before it sleeps
 	// and again each time it wakes, so this grows with idleness, not
-	// with work. A failed attempt of the scheduler's loops to take a
-	// range of iterations from another worker counts too.
+	// with work. A loop's task that finds no range left to take from
+	// the others (once per task, when the loop's indices are all taken)
+	// counts one too.
 	FailedSteals uint64
 
 	// InjectorPops is the number of tasks that workers took from the

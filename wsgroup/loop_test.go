@@ -229,7 +229,7 @@ func TestForMisuse(t *testing.T) {
 // first body blocks until the failure, so the loop only finishes if the
 // index 0 runs although every other task of the loop is blocked (the pool
 // adds a worker for it), and afterwards no other index may start.
-func failAtZero(t *testing.T, fail func(ctx context.Context) error, opts ...wsgroup.LoopOption) (err error, started int64, causes []error) {
+func failAtZero(t *testing.T, fail func(ctx context.Context) error, opts ...wsgroup.LoopOption) (started int64, causes []error, err error) {
 	t.Helper()
 	n := 1000 * runtime.GOMAXPROCS(0)
 	var mu sync.Mutex
@@ -245,14 +245,14 @@ func failAtZero(t *testing.T, fail func(ctx context.Context) error, opts ...wsgr
 		mu.Unlock()
 		return nil
 	}, opts...)
-	return err, count.Load(), causes
+	return count.Load(), causes, err
 }
 
 func TestForFirstErrorCancels(t *testing.T) {
 	withGOMAXPROCS(t, func(t *testing.T) {
 		runWithTimeout(t, func() {
 			errZero := errors.New("index 0 failed")
-			err, started, causes := failAtZero(t, func(context.Context) error { return errZero })
+			started, causes, err := failAtZero(t, func(context.Context) error { return errZero })
 			if err != errZero {
 				t.Errorf("For = %v, want the body's error", err)
 			}
@@ -307,7 +307,7 @@ func TestForPanicInWait(t *testing.T) {
 			var err error
 			var started int64
 			v, panicked := recoverPanic(func() {
-				err, started, _ = failAtZero(t, func(context.Context) error { panic(errPanicValue) }, wsgroup.PanicInWait)
+				started, _, err = failAtZero(t, func(context.Context) error { panic(errPanicValue) }, wsgroup.PanicInWait)
 			})
 			pe, ok := v.(*wsgroup.PanicError)
 			if !panicked || !ok || pe.Value != errPanicValue || !errors.Is(pe, errPanicValue) {

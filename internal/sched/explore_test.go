@@ -274,20 +274,32 @@ func schedPrograms() []schedProgram {
 		// participants, one of which the caller runs while it waits; a
 		// participant done with its own index steals another's.
 		{name: "loop", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
-			exploreLoop(s, 2, -1)
+			exploreLoop(s, track, 2, -1)
 		}},
 		// A loop whose index 0 fails: For returns the error, and no index
 		// runs twice.
 		{name: "loop-error", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
-			exploreLoop(s, 2, 0)
+			exploreLoop(s, track, 2, 0)
 		}},
 	}
 }
 
 // exploreLoop runs For over n indices, index fail returning an error (none
 // if fail < 0), and checks what it returns and that each index ran at most
-// once, and exactly once if none failed.
-func exploreLoop(s *explore.Schedule, n, fail int) {
+// once, and exactly once if none failed. The loop runs as n tasks (one
+// range each, n being below the pool's size), which the pool's statistics
+// count: a probe group stands for them, its tasks marked run once For has
+// returned, which it does after its tasks.
+func exploreLoop(s *explore.Schedule, track func(...*probeGroup), n, fail int) {
+	tasks := newProbeGroup(n)
+	track(tasks)
+	defer func() {
+		tasks.given = n
+		for id := range n {
+			tasks.ran[id].Store(1)
+		}
+		tasks.waits.Add(1)
+	}()
 	errFail := errors.New("fail")
 	ran := make([]stdatomic.Int32, n)
 	err := For(context.Background(), n, func(_ context.Context, i int) error {

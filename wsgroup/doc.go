@@ -112,9 +112,10 @@
 // is busy with long tasks of other groups), or tasks queued by a worker
 // have waited as long with neither that worker nor any other taking one
 // (the worker is stuck in a task that blocks or runs long), it adds a
-// worker for them, one a millisecond, up to 4×GOMAXPROCS such workers, and
-// the Go scheduler shares the CPUs between them and the busy ones. A task
-// queued behind more stuck tasks than that waits for one of them to end.
+// worker for them, one a millisecond, up to 1,024 such workers (or
+// 4×GOMAXPROCS, if that is more), and the Go scheduler shares the CPUs
+// between them and the busy ones. A task queued behind more stuck tasks
+// than that waits for one of them to end.
 //
 // # Limits
 //

@@ -40,10 +40,10 @@ import (
 // the CPUs busy, so that the second rule never fires): when the injector
 // holds tasks that no worker has taken for starveTicks ticks, or a worker's
 // deque holds tasks that neither its owner nor a thief has touched for as
-// long, it adds a worker (at most fairExtra×GOMAXPROCS of them above
-// capacity), which takes from the injector before anything else and steals
-// otherwise; the Go scheduler then shares the CPUs between it and the busy
-// workers.
+// long, it adds a worker (at most fairExtra×GOMAXPROCS or fairFloor of
+// them above capacity, whichever is more), which takes from the injector
+// before anything else and steals otherwise; the Go scheduler then shares
+// the CPUs between it and the busy workers.
 //
 // On each tick that finds the pool saturated with idle CPUs it adds
 // workers above the pool's capacity (see Pool.spawnExtra): as many as there
@@ -148,7 +148,7 @@ func (p *Pool) watchdog() {
 		// one for starveTicks ticks. Every worker is busy with tasks of
 		// other groups, in its own deque or in a helping Wait (where it
 		// runs only the waited group's tasks), and may stay so for long:
-		// add a worker for the injector, up to fairExtra×size of them
+		// add a worker for the injector, up to fairCap() of them
 		// above capacity. CPU-bound work keeps taking from the injector as long
 		// as it is fed from outside, so this does not grow a pool that
 		// makes progress.
@@ -165,7 +165,7 @@ func (p *Pool) watchdog() {
 		// with the CPUs busy too (other goroutines of the program) the
 		// rule for idle CPUs below never fires.
 		marks, starving = p.stuckDeque(marks, starving)
-		if starving && p.live.Load() < p.capacity()+fairExtra*p.size.Load() {
+		if starving && p.live.Load() < p.capacity()+p.fairCap() {
 			p.spawnExtra(1)
 			continue
 		}
@@ -199,6 +199,10 @@ func (p *Pool) watchdog() {
 		p.spawnExtra(min(add, queued))
 	}
 }
+
+// fairCap is the most workers the watchdog adds above capacity for
+// starving tasks (see params.go).
+func (p *Pool) fairCap() int32 { return max(fairExtra*p.size.Load(), fairFloor) }
 
 // dequeMark is what the watchdog saw of one slot's deque: its ends, and for
 // how many ticks in a row it has held tasks with neither end moving.

@@ -209,14 +209,27 @@ func (p *Pool) spawnUpTo(n int) {
 	}
 }
 
-// spawnExtra starts n workers above capacity, for the watchdog.
+// spawnExtra starts n workers above capacity, for the watchdog. Every
+// spawnCheck workers it looks again at the queued tasks, and stops once
+// the idle workers (the new ones among them, until they find work) are at
+// least as many: n was sized from a count taken before, and workers that
+// start with nothing to do only retire again (a burst of thousands of
+// blocking tasks dropped or finished meanwhile would otherwise start one
+// worker each for nothing).
 func (p *Pool) spawnExtra(n int) {
-	for range n {
+	for i := range n {
+		if i > 0 && i%spawnCheck == 0 && p.queued() <= int(p.sleep.Load().Inactive()) {
+			return
+		}
 		if !p.spawn(true) {
 			return
 		}
 	}
 }
+
+// spawnCheck is how many workers spawnExtra starts between two looks at
+// the queued tasks, each of which scans the deques.
+const spawnCheck = 16
 
 // release frees w's slot. It reports false, and keeps the slot, when the
 // worker must stay after all: tasks are queued and no other worker is there

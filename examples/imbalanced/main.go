@@ -42,34 +42,21 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
 // runs is how many times each way runs each loop; the fastest counts.
 const runs = 3
 
-// mix is the loop's unit of computation: rounds of xorshift, a dependent
-// chain the compiler cannot fold.
-//
-//go:noinline
-func mix(seed uint64, rounds int) uint64 {
-	x := seed | 1
-	for range rounds {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	return x
-}
-
-// calibrate returns the number of mix rounds that take about unit.
+// calibrate returns the number of workload.Spin rounds that take about unit.
 func calibrate(unit time.Duration) int {
 	const probe = 1 << 16
 	best := time.Duration(1<<63 - 1)
 	var sink uint64
 	for i := range 20 {
 		start := time.Now()
-		sink += mix(uint64(i), probe)
+		sink += workload.Spin(uint64(i), probe)
 		best = min(best, time.Since(start))
 	}
 	if sink == 0 { // keep the probes' results alive
@@ -141,14 +128,14 @@ var ways = []way{
 // A loop is one shape's work and results: out[i] is index i's value, ran[i]
 // how many times it ran in the current run.
 type loop struct {
-	rounds []int // mix rounds of each index
+	rounds []int // workload.Spin rounds of each index
 	want   []uint64
 	out    []uint64
 	ran    []atomic.Int32
 }
 
 func (l *loop) body(i int) {
-	l.out[i] = mix(uint64(i), l.rounds[i])
+	l.out[i] = workload.Spin(uint64(i), l.rounds[i])
 	l.ran[i].Add(1)
 }
 

@@ -59,26 +59,32 @@ const maxChunk = 1 << 16
 // in [0, n), the loop's tasks in a group whose panics are wrapped by wrap
 // (nil: they crash the program, as a Group's do). It returns the first
 // error of a body, or, when indices were left unrun because ctx was
-// canceled, ctx's cause, or nil. Each segment of at most ranges.MaxLen
-// indices is split into GOMAXPROCS ranges.
+// canceled, ctx's cause, or nil. Each segment of at most segmentLen
+// indices is split into GOMAXPROCS ranges and run to the end before the
+// next.
 func For(ctx context.Context, n int, body func(context.Context, int) error,
 	wrap func(v any, stack []byte, later *stdatomic.Int64) error) error {
 	parts := int(global.refreshSize())
-	lctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	for base := 0; base < n; base += ranges.MaxLen {
-		seg := min(n-base, ranges.MaxLen)
-		if err := runSegment(ctx, lctx, cancel, base, seg, min(parts, seg), body, wrap); err != nil {
+	for base := 0; base < n; base += segmentLen {
+		seg := min(n-base, segmentLen)
+		if err := runSegment(ctx, base, seg, min(parts, seg), body, wrap); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// runSegment runs the indices [base, base+n) of a loop as one partition;
-// ctx is the loop's context, derived from parent, the caller's.
-func runSegment(parent, ctx context.Context, cancel context.CancelCauseFunc, base, n, parts int,
+// segmentLen is the most indices a partition holds (ranges.MaxLen); a
+// variable so that a test can run several segments.
+var segmentLen = ranges.MaxLen
+
+// runSegment runs the indices [base, base+n) of a loop as one partition,
+// with a context of its own for the bodies, derived from parent, the
+// caller's: the group's Wait cancels it, as WithContext's Wait does.
+func runSegment(parent context.Context, base, n, parts int,
 	body func(context.Context, int) error, wrap func(v any, stack []byte, later *stdatomic.Int64) error) error {
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
 	l := &loop{part: ranges.New(n, parts), base: base, ctx: ctx, body: body}
 	l.g.SetContext(ctx, func(err error) {
 		l.stop.Store(true) // before the cancel: see stop

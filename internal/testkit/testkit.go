@@ -1,0 +1,163 @@
+// Package testkit holds what the project's tests share: a hang guard that
+// turns a deadlock into a failure with a dump of every goroutine, polling
+// with the same bound, goroutine checks, the GOMAXPROCS sweep that stress
+// tests run at, test sizes for -short, and crash tests in a child process.
+//
+// Every bound here only turns a hang into a readable failure; none judges
+// speed. STEAL_HANG_TIMEOUT (a time.Duration such as "5s") overrides the
+// default bound, which helps when trying code that is expected to hang.
+package testkit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// DefaultTimeout is how long a guarded test may run before it is declared
+// hung, unless STEAL_HANG_TIMEOUT says otherwise or the test binary's own
+// deadline (go test -timeout) comes sooner.
+const DefaultTimeout = 60 * time.Second
+
+// Timeout returns the hang bound for t: DefaultTimeout or
+// STEAL_HANG_TIMEOUT, shortened to end ten seconds before t's deadline (but
+// to no less than five seconds), so that the guard, not the test binary,
+// reports the hang.
+func Timeout(t testing.TB) time.Duration {
+	d := DefaultTimeout
+	if s := os.Getenv("STEAL_HANG_TIMEOUT"); s != "" {
+		if v, err := time.ParseDuration(s); err == nil && v > 0 {
+			d = v
+		}
+	}
+	if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if end, ok := dl.Deadline(); ok {
+			if left := time.Until(end) - 10*time.Second; left < d {
+				d = max(left, 5*time.Second)
+			}
+		}
+	}
+	return d
+}
+
+// Guard runs body on the calling goroutine, so body may call t.Fatal. If
+// body has not returned within Timeout(t), Guard writes the stack of every
+// goroutine to standard error and panics from a timer goroutine, which
+// ends the test binary: a hung scheduler cannot be unwound, and the dump
+// is what one needs to find out why it hung.
+func Guard(t testing.TB, body func()) {
+	t.Helper()
+	d := Timeout(t)
+	name := t.Name()
+	timer := time.AfterFunc(d, func() {
+		fmt.Fprintf(os.Stderr, "\nHANG: %s did not finish within %v; all goroutines:\n\n%s\n", name, d, Stacks())
+		panic(fmt.Sprintf("hang: %s did not finish within %v (goroutine dump above)", name, d))
+	})
+	defer timer.Stop()
+	body()
+}
+
+// WaitUntil polls cond until it reports true. If it still reports false
+// after nine tenths of Timeout(t) (so that WaitUntil inside a Guard fails
+// first), the test fails with what, and a dump of every goroutine.
+func WaitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	d := Timeout(t) * 9 / 10
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still not so after %v; all goroutines:\n%s", what, d, Stacks())
+			return // for a t whose Fatalf returns
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// Stacks returns the stacks of all goroutines, growing its buffer up to 64
+// MiB so that the dump of a deadlocked program is not cut short.
+func Stacks() []byte {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// WaitGone waits until no goroutine's stack contains frame (a function
+// name such as "steal/internal/sched."), failing as WaitUntil does.
+func WaitGone(t testing.TB, frame string) {
+	t.Helper()
+	WaitUntil(t, "goroutines running "+frame+" are gone", func() bool {
+		return !bytes.Contains(Stacks(), []byte(frame))
+	})
+}
+
+// Procs are the values of GOMAXPROCS that ForProcs runs a test at.
+var Procs = []int{1, 2, 4, 8}
+
+// ForProcs runs f as one subtest per value in Procs, with GOMAXPROCS set to
+// that value for the subtest and restored afterwards. The subtests must
+// not be parallel: GOMAXPROCS is process-wide.
+func ForProcs(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	for _, p := range Procs {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", p), func(t *testing.T) {
+			SetProcs(t, p)
+			f(t)
+		})
+	}
+}
+
+// SetProcs sets GOMAXPROCS to n for the rest of t.
+func SetProcs(t testing.TB, n int) {
+	old := runtime.GOMAXPROCS(n)
+	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+}
+
+// Scale returns long, or short under -short.
+func Scale(long, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return long
+}
+
+// Recover calls f and reports the value it panicked with, if it did
+// (including a nil value).
+func Recover(f func()) (v any, panicked bool) {
+	panicked = true
+	defer func() {
+		if panicked {
+			v = recover()
+		}
+	}()
+	f()
+	panicked = false
+	return nil, false
+}
+
+// CrashChild runs the test binary again with only the test named test,
+// env (each "NAME=value") added to its environment, and returns the child's
+// output. It fails t unless the child ended as an unrecovered panic ends a
+// program: exit status 2.
+func CrashChild(t testing.TB, test string, env ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("child exited with %v, want exit status 2 (a crash); output:\n%s", err, out.String())
+	}
+	return out.String()
+}

@@ -417,7 +417,8 @@ func main() {
 		}
 		events = append(events, [3]string{w.name, strings.Join(steals, " "), strings.Join(sleeps, " ")})
 		if strings.HasPrefix(w.name, "fib(") {
-			// A second row with fib's total time, the unit of the §8 anchor.
+			// A second row with fib's total time, the unit BENCHMARKS.md gives
+			// fib's floor in.
 			total := func(r result) string { return fmt.Sprintf("%.2f", ms(r)) }
 			rows = append(rows, row{[]string{"  same, total", "-", "ms", total(serial), total(eg), total(ws), speedup, "", "", ""}})
 		}

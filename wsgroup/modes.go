@@ -88,11 +88,9 @@ func (g *Group) SetPanicMode(m PanicMode) {
 	case PanicInWait:
 		wrap = newPanicError
 	default:
-		panic(fmt.Sprintf("wsgroup: SetPanicMode called with unknown mode %d", int(m)))
+		panicUnknownMode("SetPanicMode", int(m))
 	}
-	if active := g.s.SetRecoverPanics(wrap); active != 0 {
-		panic(fmt.Errorf("wsgroup: SetPanicMode called while %v tasks in the group are still active", active))
-	}
+	panicIfActive("SetPanicMode", g.s.SetRecoverPanics(wrap))
 }
 
 // SetCancelMode sets what happens to queued tasks once the group is
@@ -107,10 +105,23 @@ func (g *Group) SetCancelMode(m CancelMode) {
 	case SkipQueued:
 		skip = true
 	default:
-		panic(fmt.Sprintf("wsgroup: SetCancelMode called with unknown mode %d", int(m)))
+		panicUnknownMode("SetCancelMode", int(m))
 	}
-	if active := g.s.SetSkipQueued(skip); active != 0 {
-		panic(fmt.Errorf("wsgroup: SetCancelMode called while %v tasks in the group are still active", active))
+	panicIfActive("SetCancelMode", g.s.SetSkipQueued(skip))
+}
+
+// panicUnknownMode is the misuse panic of a mode setter given a value that
+// is not one of its mode's constants.
+func panicUnknownMode(method string, m int) {
+	panic(fmt.Sprintf("wsgroup: %s called with unknown mode %d", method, m))
+}
+
+// panicIfActive is the misuse panic of a mode setter called while the
+// group had active tasks; active is what the setter saw (it changes
+// nothing unless active is 0).
+func panicIfActive(method string, active int64) {
+	if active != 0 {
+		panic(fmt.Errorf("wsgroup: %s called while %v tasks in the group are still active", method, active))
 	}
 }
 

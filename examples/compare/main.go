@@ -42,32 +42,21 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/go-steal/steal/adapter"
 	work "github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
-// group is the part of the errgroup API the workloads use; both
-// *errgroup.Group and *wsgroup.Group satisfy it.
-type group interface {
-	Go(f func() error)
-	SetLimit(n int)
-	Wait() error
-}
-
-var (
-	_ group = (*errgroup.Group)(nil)
-	_ group = (*wsgroup.Group)(nil)
-)
-
-// impl names one implementation and makes a new zero group of it.
+// impl names one implementation and makes a new zero group of it, as the
+// errgroup API that both *errgroup.Group and *wsgroup.Group satisfy.
 type impl struct {
 	name     string
-	newGroup func() group
+	newGroup func() adapter.Group
 }
 
 var impls = [2]impl{
-	{"errgroup", func() group { return new(errgroup.Group) }},
-	{"wsgroup", func() group { return new(wsgroup.Group) }},
+	{"errgroup", func() adapter.Group { return new(errgroup.Group) }},
+	{"wsgroup", func() adapter.Group { return new(wsgroup.Group) }},
 }
 
 // batch is one "n independent tasks submitted from outside" workload. Each
@@ -111,7 +100,7 @@ func (b *batch) serial() error {
 	return nil
 }
 
-func (b *batch) run(newGroup func() group) error {
+func (b *batch) run(newGroup func() adapter.Group) error {
 	g := newGroup()
 	if b.limit > 0 {
 		g.SetLimit(b.limit)

@@ -81,16 +81,13 @@ const (
 // group are active, and panics with an error if it is. It panics if m is
 // not PanicCrash or PanicInWait.
 func (g *Group) SetPanicMode(m PanicMode) {
-	check(g, "SetPanicMode")
-	var wrap func(any, []byte, *atomic.Int64) error
-	switch m {
-	case PanicCrash:
-	case PanicInWait:
-		wrap = newPanicError
-	default:
-		panicUnknownMode("SetPanicMode", int(m))
-	}
-	panicIfActive("SetPanicMode", g.s.SetRecoverPanics(wrap))
+	setMode(g, "SetPanicMode", m, PanicCrash, PanicInWait, func(on bool) int64 {
+		var wrap func(any, []byte, *atomic.Int64) error
+		if on {
+			wrap = newPanicError
+		}
+		return g.s.SetRecoverPanics(wrap)
+	})
 }
 
 // SetCancelMode sets what happens to queued tasks once the group is
@@ -98,29 +95,21 @@ func (g *Group) SetPanicMode(m PanicMode) {
 // any tasks in the group are active, and panics with an error if it is. It
 // panics if m is not RunQueued or SkipQueued.
 func (g *Group) SetCancelMode(m CancelMode) {
-	check(g, "SetCancelMode")
-	var skip bool
-	switch m {
-	case RunQueued:
-	case SkipQueued:
-		skip = true
-	default:
-		panicUnknownMode("SetCancelMode", int(m))
+	setMode(g, "SetCancelMode", m, RunQueued, SkipQueued, func(skip bool) int64 {
+		return g.s.SetSkipQueued(skip)
+	})
+}
+
+// setMode is SetPanicMode and SetCancelMode: m must be the default mode
+// (off) or the other one (on); set applies it, telling whether it is on,
+// unless tasks are active, and returns the number of active tasks it saw
+// (0 when it applied the mode). Misuse panics name method.
+func setMode[M ~int](g *Group, method string, m, off, on M, set func(on bool) int64) {
+	check(g, method)
+	if m != off && m != on {
+		panic(fmt.Sprintf("wsgroup: %s called with unknown mode %d", method, int(m)))
 	}
-	panicIfActive("SetCancelMode", g.s.SetSkipQueued(skip))
-}
-
-// panicUnknownMode is the misuse panic of a mode setter given a value that
-// is not one of its mode's constants.
-func panicUnknownMode(method string, m int) {
-	panic(fmt.Sprintf("wsgroup: %s called with unknown mode %d", method, m))
-}
-
-// panicIfActive is the misuse panic of a mode setter called while the
-// group had active tasks; active is what the setter saw (it changes
-// nothing unless active is 0).
-func panicIfActive(method string, active int64) {
-	if active != 0 {
+	if active := set(m == on); active != 0 {
 		panic(fmt.Errorf("wsgroup: %s called while %v tasks in the group are still active", method, active))
 	}
 }

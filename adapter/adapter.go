@@ -84,10 +84,9 @@ func New(k Kind) Group {
 	panic(fmt.Sprintf("adapter: New called with unknown kind %q (want %q or %q)", string(k), Errgroup, Wsgroup))
 }
 
-// WithContext returns a new group of kind k and a Context derived from ctx,
-// as errgroup.WithContext and wsgroup.WithContext do: the Context is
-// canceled the first time a task returns an error, or when Wait returns.
-// It panics if k is unknown, like New.
+// WithContext returns a new group of kind k and a Context derived from ctx:
+// errgroup.WithContext's or wsgroup.WithContext's, whose documentation says
+// when the Context is canceled. It panics if k is unknown, like New.
 func WithContext(k Kind, ctx context.Context) (Group, context.Context) {
 	switch k {
 	case Errgroup:

@@ -14,5 +14,7 @@
 // WaitGroup that runs its functions on wsgroup's workers.
 //
 // Code that takes a Group works with either implementation; what differs
-// between them is listed in migrate.md at the repository root.
+// between them is listed in wsgroup's package documentation (Differences
+// from errgroup), and migrate.md at the repository root says how to roll
+// wsgroup out with this package.
 package adapter

@@ -7,15 +7,25 @@ import (
 )
 
 // A Group is a collection of tasks working on subtasks that are part of the
-// same overall task, run on the worker goroutines that every Group of the
-// process shares. A Group owns no goroutine: it is a count, a limit and
-// the first error.
+// same overall task. Its tasks run on the worker goroutines that every Group
+// of the process shares (see the package documentation); a Group owns no
+// goroutine: it is a count, a limit and the first error, so a service may
+// make one per request.
 //
 // A zero Group is valid, has no limit on the number of active tasks, and
-// does not cancel on error; it runs every task it was given even after a
-// task failed (RunQueued), and a task's panic crashes the program
-// (PanicCrash), as with errgroup. A Group must not be copied after first
-// use.
+// does not cancel on error. It runs every task it was given, even after a
+// task failed ([RunQueued]), and a task's panic crashes the program
+// ([PanicCrash]), as with errgroup.
+//
+// A Group may be used again after Wait returns: Go adds tasks to wait for
+// with the next Wait. Its first error, and its first recovered panic
+// ([PanicInWait]), stay: every later Wait returns (or panics with) them.
+// SetLimit, SetCancelMode and SetPanicMode may be called before the first
+// Go, or between a Wait and the next Go, not while tasks are active.
+//
+// A Group must not be copied after first use (go vet reports copies).
+// Every method panics, with a message that starts with "wsgroup:", when
+// called on a nil *Group.
 type Group struct {
 	_ noCopy
 	s sched.Group
@@ -31,9 +41,15 @@ func (*noCopy) Unlock() {}
 //
 // The derived Context is canceled the first time a function passed to Go
 // returns a non-nil error or the first time Wait returns, whichever occurs
-// first. Its cause (context.Cause) is that first error, or context.Canceled
-// when Wait returns with no error. In PanicInWait mode a task's panic
-// cancels it too, with a *PanicError as the cause.
+// first. Its cause ([context.Cause]) is that first error, or
+// [context.Canceled] when Wait returns with no error. In [PanicInWait] mode
+// the first recovered panic cancels it too, with its [*PanicError] as the
+// cause, and in [SkipQueued] mode its cancellation (through its parent as
+// well) is what makes the group drop its queued tasks; so a SkipQueued
+// group made by WithContext takes no task after its first Wait.
+//
+// The first error (or recovered panic) is recorded as the group's, the one
+// Wait returns, before the Context is canceled with it.
 func WithContext(ctx context.Context) (*Group, context.Context) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	g := new(Group)
@@ -42,37 +58,86 @@ func WithContext(ctx context.Context) (*Group, context.Context) {
 }
 
 // Wait blocks until all function calls from the Go method have returned,
-// then returns the first non-nil error (if any) from them. In SkipQueued
-// mode, when no function failed but functions were dropped because the
-// group was canceled, it returns the cause of the context's cancellation.
-// In PanicInWait mode, if a function panicked, Wait panics with a
-// *PanicError instead of returning. The return of each function passed to
-// Go synchronizes before the return (or the panic) of Wait.
+// then returns the first non-nil error (if any) from them. If no function
+// returned an error but the group, in [SkipQueued] mode, dropped a function
+// (or a Go refused one) because it was canceled, Wait returns the cause of
+// the cancellation ([context.Cause] of the group's Context), since nil would
+// say that every function ran; if nothing was dropped it returns nil even if
+// the Context was canceled. In [PanicInWait] mode, if a function panicked,
+// Wait panics with the [*PanicError] instead, after every function has
+// returned, even if another function returned an error first. A later Wait
+// returns the same error, or panics again. Wait cancels the Context made by
+// WithContext, with [context.Canceled] as the cause when there was no error.
 //
-// While it waits, Wait runs the group's own queued tasks that it can
-// reach, on its own goroutine, instead of sleeping: inside a task, those
-// in the worker's deque and the oldest of other workers'; elsewhere, those
-// the calling goroutine submitted that no worker has taken yet. It runs no
-// other group's task. See the package documentation (Waiting) for what a
-// task run this way observes.
+// While it waits, Wait runs the group's own queued tasks that it can reach,
+// on its own goroutine, instead of sleeping. Inside a task, it runs those in
+// its worker's deque and steals those that are the oldest of other workers'
+// deques; when none is within reach it blocks, and another worker starts in
+// its place meanwhile. On any other goroutine, it runs the tasks that this
+// goroutine submitted and no worker has taken yet (and a worker's oldest task
+// when it is the group's), then blocks without spinning. Wait never runs
+// another group's task: such a task may wait for something the caller of
+// Wait does after Wait returns, and would deadlock under it.
+//
+// A task run by a Wait runs on the goroutine of that Wait, and it shows:
+//
+//   - goroutine-specific state is the caller's: its goroutine id, its pprof
+//     labels, its OS thread. A task that calls [runtime.LockOSThread] must
+//     call [runtime.UnlockOSThread] before it returns, or the lock stays with
+//     the caller (on a worker it stays with the worker, which is as bad);
+//   - [runtime.Goexit] in the task (t.FailNow calls it) ends the goroutine
+//     the task runs on: the caller of a Wait outside the pool, or, inside a
+//     task, that task and every task suspended below it on its worker's
+//     goroutine (each counted as completed, their deferred calls run). Each
+//     Wait so unwound first waits for the rest of its group's tasks, blocked,
+//     and raises its group's recovered panic, if any ([PanicInWait]), into its
+//     caller; the error it would have returned is lost;
+//   - a panic in the task is never recovered by the frames below it on that
+//     goroutine: in [PanicCrash] mode it ends the program (see [PanicCrash]).
+//
+// In the terminology of [the Go memory model], the return of each function
+// passed to Go synchronizes before the return (or the panic) of the Wait
+// that waits for it.
+//
+// [the Go memory model]: https://go.dev/ref/mem
 func (g *Group) Wait() error {
 	check(g, "Wait")
 	return g.s.Wait()
 }
 
-// Go calls the given function on a worker goroutine (or on the goroutine
-// of a Wait of the group; see Wait). The call of Go synchronizes before
-// the start of the function.
+// Go calls the given function in a new task: on one of the worker goroutines
+// that every Group of the process shares, or on the goroutine of a Wait of
+// the group (see Wait), never on a goroutine of its own. Goroutine-specific
+// state of the caller of Go is not carried into the function: it runs with
+// the pprof labels of the goroutine that started its worker, or of the Wait
+// that runs it (set labels inside the function, with pprof.Do, if profiles
+// must attribute it), and on that goroutine's OS thread.
 //
-// The first call to Go must happen before a Wait. Outside a task, Go
-// blocks until the task can be added without the number of active tasks
-// exceeding the configured limit; inside a task it does not block (see the
-// package documentation on limits).
+// The first call to Go must happen before a Wait. Outside a task, Go blocks
+// until the task can be added without the number of active tasks exceeding
+// the configured limit (see SetLimit); while it blocks it runs no task.
+// Inside a task (and in a task run by a Wait outside the pool), Go never
+// blocks, since the caller may hold a slot of the group itself: at the
+// limit it sets the task aside and returns at once, and the task starts
+// when a task of the group ends and frees a slot, the tasks set aside in
+// the order they were set aside, which is when errgroup's blocked Go would
+// have started it. So recursion under SetLimit completes, where errgroup's
+// deadlocks.
 //
 // The first function in the group that returns a non-nil error will cancel
 // the associated Context, if any. The error will be returned by Wait.
+// A function that calls [runtime.Goexit] ends as completed, with no error,
+// and a fresh goroutine takes over its worker's queue (see Wait for what
+// else Goexit ends). What a panic does is the group's [PanicMode].
 //
-// In SkipQueued mode, once the group is canceled, Go drops f.
+// In [SkipQueued] mode, once the group is canceled, Go drops f, and a
+// queued f that has not started when the group is canceled is dropped.
+// Go panics if f is nil.
+//
+// In the terminology of [the Go memory model], the call of Go synchronizes
+// before the start of f.
+//
+// [the Go memory model]: https://go.dev/ref/mem
 func (g *Group) Go(f func() error) {
 	check(g, "Go")
 	if f == nil {
@@ -81,12 +146,18 @@ func (g *Group) Go(f func() error) {
 	g.s.Go(f, true)
 }
 
-// TryGo calls the given function as Go does only if the number of active
-// tasks in the group is currently below the configured limit. A TryGo that
-// reports true synchronizes before the start of the function.
+// TryGo calls the given function in a new task, as Go does, only if the
+// number of active tasks in the group is currently below the configured
+// limit. It never blocks, inside a task or outside.
 //
 // The return value reports whether the task was queued: false when the
-// limit is reached, and, in SkipQueued mode, once the group is canceled.
+// limit is reached and, in [SkipQueued] mode, once the group is canceled.
+// TryGo panics if f is nil.
+//
+// In the terminology of [the Go memory model], a call of TryGo that reports
+// true synchronizes before the start of f.
+//
+// [the Go memory model]: https://go.dev/ref/mem
 func (g *Group) TryGo(f func() error) bool {
 	check(g, "TryGo")
 	if f == nil {
@@ -99,13 +170,17 @@ func (g *Group) TryGo(f func() error) bool {
 // A negative value indicates no limit. A limit of zero will prevent any new
 // tasks from being added.
 //
-// Any subsequent call to the Go method outside a task will block until it
-// can add an active task without exceeding the configured limit. At most n
-// of the group's tasks execute at once. The limit sizes nothing: the
-// workers are shared by every group.
+// A task is active from the Go that adds it until it returns: queued or
+// running, and a task waiting in a nested Wait counts as running. Any
+// subsequent call to the Go method outside a task will block until it can
+// add an active task without exceeding the configured limit; inside a task
+// Go sets the task aside instead (see Go), and the tasks set aside are not
+// counted until they start. So at most n of the group's tasks execute at
+// once. The limit sizes nothing: the workers are shared by every group.
 //
 // The limit must not be modified while any tasks in the group are active;
-// SetLimit panics with an error if it is.
+// SetLimit panics with an error if it is (except to remove it, with a
+// negative n, which errgroup allows too).
 func (g *Group) SetLimit(n int) {
 	check(g, "SetLimit")
 	g.s.SetLimit(n)

@@ -24,7 +24,9 @@ func (PanicMode) loopOption() {}
 // order, and at most GOMAXPROCS of them at a time, even while some block (a
 // blocked body holds its range's task; other groups' tasks get workers of
 // their own meanwhile, see Blocking tasks in the package documentation): a
-// body must not wait for another index of the same loop to run.
+// body must not wait for another index of the same loop to run. A loop
+// whose bodies mostly wait on I/O wants more at once than that: use a Group
+// with the limit it needs.
 //
 // The ctx passed to body is derived from ctx. It is canceled when a body
 // returns a non-nil error, when a body panics and the loop recovers it (see
@@ -44,9 +46,9 @@ func (PanicMode) loopOption() {}
 // no other, and then panics with a *PanicError on its caller's goroutine.
 // A body that calls runtime.Goexit ends as if it had returned nil, and the
 // loop goes on. Bodies may run on the goroutine that called For, while it
-// waits, as tasks run on the goroutine of a Wait (see Waiting in the
-// package documentation): a Goexit there ends that goroutine once the loop
-// has finished, and a panic there is never seen by its caller's recover.
+// waits, as tasks run on the goroutine of a Wait (see [Group.Wait]): a
+// Goexit there ends that goroutine once the loop has finished, and a panic
+// there is never seen by its caller's recover.
 //
 // For may be called anywhere, including inside a task or inside the body of
 // another For: while it waits, the caller runs the loop's own tasks, as
@@ -56,9 +58,11 @@ func (PanicMode) loopOption() {}
 //
 // If n <= 0, For returns nil without calling body. A nil body panics.
 //
-// The call of For synchronizes before the start of each body, and the
-// return of each body synchronizes before the return (or the panic) of
-// For.
+// In the terminology of [the Go memory model], the call of For
+// synchronizes before the start of each body, and the return of each body
+// synchronizes before the return (or the panic) of For.
+//
+// [the Go memory model]: https://go.dev/ref/mem
 func For(ctx context.Context, n int, body func(ctx context.Context, i int) error, opts ...LoopOption) error {
 	if body == nil {
 		panic("wsgroup: For called with a nil body")
@@ -68,7 +72,8 @@ func For(ctx context.Context, n int, body func(ctx context.Context, i int) error
 
 // ForEach calls f(ctx, &s[i]) for each element of s, as For calls its body
 // for each index, and returns the first error. f may modify the element.
-// Everything For promises holds, with the elements for the indices.
+// Everything For promises holds, its memory-model clause included, with
+// the elements for the indices.
 func ForEach[E any](ctx context.Context, s []E, f func(ctx context.Context, e *E) error, opts ...LoopOption) error {
 	if f == nil {
 		panic("wsgroup: ForEach called with a nil function")
@@ -80,7 +85,8 @@ func ForEach[E any](ctx context.Context, s []E, f func(ctx context.Context, e *E
 // each index, and returns the results in a slice of len(s), the result for
 // s[i] at index i, with the first error. When an error is returned, the
 // results of the elements whose f did not run or failed are zero values.
-// Everything For promises holds, with the elements for the indices.
+// Everything For promises holds, its memory-model clause included, with
+// the elements for the indices.
 func Map[E, R any](ctx context.Context, s []E, f func(ctx context.Context, e *E) (R, error), opts ...LoopOption) ([]R, error) {
 	if f == nil {
 		panic("wsgroup: Map called with a nil function")

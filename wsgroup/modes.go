@@ -6,72 +6,111 @@ import (
 	"sync/atomic"
 )
 
-// A PanicMode says what happens when a task of a Group panics.
+// A PanicMode says what happens when a task of a Group panics. The mode
+// belongs to the group whose task panicked: a nested group in PanicCrash
+// mode crashes the program even inside a task of a PanicInWait group, and a
+// nested group in PanicInWait mode panics in its Wait, inside the outer
+// task, where the outer group's mode applies. The values are also options
+// of For, ForEach and Map (see [LoopOption]).
 type PanicMode int
 
 const (
-	// PanicCrash, the default, lets a task's panic crash the program with
-	// the panic value and the task's stack, as errgroup does.
+	// PanicCrash, the default, lets a task's panic crash the program, as
+	// errgroup does. The crash shows the panic value and the task's stack,
+	// marked "[recovered, repanicked]": the worker intercepts the panic only
+	// to tell it from runtime.Goexit, and raises it again at once, above the
+	// task's frames. A task that ran on top of another task's stack (in that
+	// task's Wait), or on the goroutine of a Wait outside the pool, must not
+	// have its panic recovered by the frames below it, which under errgroup
+	// run on another goroutine; the program ends instead as for an
+	// unrecovered panic, with "panic: VALUE [in a task that ran on another
+	// task's goroutine]" (or "[in a task that ran on the goroutine of a Wait
+	// of its group]"), the stack, and exit status 2.
 	PanicCrash PanicMode = iota
 
-	// PanicInWait recovers the first panic of the group's tasks, cancels
-	// the group's context with a *PanicError as the cause, lets the other
-	// tasks run to the end, and makes Wait panic with that *PanicError on
-	// its caller's goroutine. Later panics in the group are recovered and
-	// counted (PanicError.Later).
+	// PanicInWait recovers the group's tasks' panics. The first one becomes
+	// a *PanicError holding the panic value and the task's stack; the
+	// group's context is canceled with it as the cause; the other tasks go
+	// on (queued ones run, unless the group is in SkipQueued mode); and when
+	// they have all returned, Wait panics with the *PanicError on its
+	// caller's goroutine. A panic takes precedence over errors: Wait panics
+	// even if a task returned an error first (the context's cause stays that
+	// error). Like the first error, the panic sticks to the group: a later
+	// Wait panics again. Later panics in the group's tasks are recovered too
+	// and counted ([PanicError.Later]).
+	//
+	// A recovered panic ends only its own task: if that task had started a
+	// nested group and not yet waited for it, the nested group's tasks run
+	// on with nobody waiting for them, as after any task that returns
+	// without waiting, and may outlive the outer Wait.
 	PanicInWait
 )
 
 // A CancelMode says what happens to queued tasks once a Group is canceled:
 // a task returned an error, a task's panic was recovered (PanicInWait), or
-// the context made by WithContext was canceled through its parent.
+// the context made by WithContext was canceled through its parent. A zero
+// Group, which has no context, is canceled by its first error or recovered
+// panic only.
+//
+// Cancellation is cooperative in both modes: nothing is interrupted,
+// running tasks see ctx.Done(), and Wait returns once every task that
+// started has returned.
 type CancelMode int
 
 const (
 	// RunQueued, the default, runs every task, as errgroup does: tasks
-	// queued before the cancellation still run (and see ctx.Done()).
+	// queued before the cancellation still run (and see ctx.Done()). Each
+	// errgroup task already has its goroutine when the group is canceled,
+	// and may hold a defer close(ch) that another task waits for: skipping
+	// it could hang the program.
 	RunQueued CancelMode = iota
 
 	// SkipQueued drops the tasks that have not started once the group is
-	// canceled, and a Go (or TryGo) after that queues nothing. Wait then
-	// returns the first error, or, when no task failed but tasks were
-	// dropped, the cause of the context's cancellation.
+	// canceled, and a Go after that queues nothing (TryGo reports false).
+	// Wait then returns the first error, or, when no task failed but tasks
+	// were dropped, the cause of the context's cancellation (see
+	// [Group.Wait]). A worker checks the group when it takes a task, so a
+	// task that passed the check a moment before the cancellation still
+	// runs. Use it only for tasks that are safe to skip: a dropped task's
+	// deferred calls never run.
 	SkipQueued
 )
 
 // SetPanicMode sets what happens when a task of the group panics; see
-// PanicMode. Like SetLimit, it must not be called while any tasks in the
-// group are active, and panics if it is.
+// [PanicMode]. Like SetLimit, it must not be called while any tasks in the
+// group are active, and panics with an error if it is. It panics if m is
+// not PanicCrash or PanicInWait.
 func (g *Group) SetPanicMode(m PanicMode) {
-	check(g, "SetPanicMode")
-	var wrap func(any, []byte, *atomic.Int64) error
-	switch m {
-	case PanicCrash:
-	case PanicInWait:
-		wrap = newPanicError
-	default:
-		panic(fmt.Sprintf("wsgroup: SetPanicMode called with unknown mode %d", int(m)))
-	}
-	if active := g.s.SetRecoverPanics(wrap); active != 0 {
-		panic(fmt.Errorf("wsgroup: SetPanicMode called while %v tasks in the group are still active", active))
-	}
+	setMode(g, "SetPanicMode", m, PanicCrash, PanicInWait, func(on bool) int64 {
+		var wrap func(any, []byte, *atomic.Int64) error
+		if on {
+			wrap = newPanicError
+		}
+		return g.s.SetRecoverPanics(wrap)
+	})
 }
 
 // SetCancelMode sets what happens to queued tasks once the group is
-// canceled; see CancelMode. Like SetLimit, it must not be called while any
-// tasks in the group are active, and panics if it is.
+// canceled; see [CancelMode]. Like SetLimit, it must not be called while
+// any tasks in the group are active, and panics with an error if it is. It
+// panics if m is not RunQueued or SkipQueued.
 func (g *Group) SetCancelMode(m CancelMode) {
-	check(g, "SetCancelMode")
-	var skip bool
-	switch m {
-	case RunQueued:
-	case SkipQueued:
-		skip = true
-	default:
-		panic(fmt.Sprintf("wsgroup: SetCancelMode called with unknown mode %d", int(m)))
+	setMode(g, "SetCancelMode", m, RunQueued, SkipQueued, func(skip bool) int64 {
+		return g.s.SetSkipQueued(skip)
+	})
+}
+
+// setMode is SetPanicMode and SetCancelMode: m must be the default mode
+// (off) or the other one (on); set applies it, telling whether it is on,
+// unless tasks are active, and returns the number of active tasks it saw
+// (0 when it applied the mode). Misuse panics name method.
+func setMode[M ~int](g *Group, method string, m, off, on M, set func(on bool) int64) {
+	check(g, method)
+	if m != off && m != on {
+		panic(fmt.Sprintf("wsgroup: %s called with unknown mode %d", method, int(m)))
 	}
-	if active := g.s.SetSkipQueued(skip); active != 0 {
-		panic(fmt.Errorf("wsgroup: SetCancelMode called while %v tasks in the group are still active", active))
+	if active := set(m == on); active != 0 {
+		panic(fmt.Errorf("wsgroup: %s called while %v tasks in the group are still active", method, active))
 	}
 }
 

@@ -16,8 +16,7 @@ type Stats struct {
 	// that have finished running: returned, panicked with the panic
 	// recovered by their group (PanicInWait), or called runtime.Goexit.
 	// It counts the tasks run by workers and those run by a Wait on the
-	// goroutine that called it (see Waiting in the package
-	// documentation). A task dropped without running (SkipQueued) is not
+	// goroutine that called it (see [Group.Wait]). A task dropped without running (SkipQueued) is not
 	// counted.
 	Tasks uint64
 

@@ -42,32 +42,21 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/go-steal/steal/adapter"
 	work "github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
-// group is the part of the errgroup API the workloads use; both
-// *errgroup.Group and *wsgroup.Group satisfy it.
-type group interface {
-	Go(f func() error)
-	SetLimit(n int)
-	Wait() error
-}
-
-var (
-	_ group = (*errgroup.Group)(nil)
-	_ group = (*wsgroup.Group)(nil)
-)
-
-// impl names one implementation and makes a new zero group of it.
+// impl names one implementation and makes a new zero group of it, as the
+// errgroup API that both *errgroup.Group and *wsgroup.Group satisfy.
 type impl struct {
 	name     string
-	newGroup func() group
+	newGroup func() adapter.Group
 }
 
 var impls = [2]impl{
-	{"errgroup", func() group { return new(errgroup.Group) }},
-	{"wsgroup", func() group { return new(wsgroup.Group) }},
+	{"errgroup", func() adapter.Group { return new(errgroup.Group) }},
+	{"wsgroup", func() adapter.Group { return new(wsgroup.Group) }},
 }
 
 // batch is one "n independent tasks submitted from outside" workload. Each
@@ -111,7 +100,7 @@ func (b *batch) serial() error {
 	return nil
 }
 
-func (b *batch) run(newGroup func() group) error {
+func (b *batch) run(newGroup func() adapter.Group) error {
 	g := newGroup()
 	if b.limit > 0 {
 		g.SetLimit(b.limit)
@@ -417,7 +406,8 @@ func main() {
 		}
 		events = append(events, [3]string{w.name, strings.Join(steals, " "), strings.Join(sleeps, " ")})
 		if strings.HasPrefix(w.name, "fib(") {
-			// A second row with fib's total time, the unit of the §8 anchor.
+			// A second row with fib's total time, the unit BENCHMARKS.md gives
+			// fib's floor in.
 			total := func(r result) string { return fmt.Sprintf("%.2f", ms(r)) }
 			rows = append(rows, row{[]string{"  same, total", "-", "ms", total(serial), total(eg), total(ws), speedup, "", "", ""}})
 		}

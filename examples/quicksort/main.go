@@ -18,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -25,15 +26,16 @@ import (
 // further costs more than it wins.
 const cutoff = 16 << 10
 
-// parallel sorts a: partition, then sort the two halves as two tasks of a
-// new group, and wait for both. Wait, called inside a task, runs the
+// parallel sorts a: partition (around the median of three, with the
+// benchmarks' workload.Partition), then sort the two halves as two tasks of
+// a new group, and wait for both. Wait, called inside a task, runs the
 // group's own queued tasks instead of blocking the worker.
 func parallel(a []int) {
 	if len(a) <= cutoff {
 		slices.Sort(a)
 		return
 	}
-	p := partition(a)
+	p := workload.Partition(a)
 	var g wsgroup.Group
 	g.Go(func() error { parallel(a[:p]); return nil })
 	g.Go(func() error { parallel(a[p+1:]); return nil })
@@ -41,39 +43,7 @@ func parallel(a []int) {
 }
 
 // serial is the same algorithm on one goroutine.
-func serial(a []int) {
-	if len(a) <= cutoff {
-		slices.Sort(a)
-		return
-	}
-	p := partition(a)
-	serial(a[:p])
-	serial(a[p+1:])
-}
-
-// partition partitions a around the median of its first, middle and last
-// elements and returns the pivot's index.
-func partition(a []int) int {
-	n, m := len(a), len(a)/2
-	if a[m] < a[0] {
-		a[m], a[0] = a[0], a[m]
-	}
-	if a[n-1] < a[0] {
-		a[n-1], a[0] = a[0], a[n-1]
-	}
-	if a[m] < a[n-1] {
-		a[m], a[n-1] = a[n-1], a[m]
-	}
-	pivot, i := a[n-1], 0
-	for j := range n - 1 {
-		if a[j] < pivot {
-			a[i], a[j] = a[j], a[i]
-			i++
-		}
-	}
-	a[i], a[n-1] = a[n-1], a[i]
-	return i
-}
+func serial(a []int) { workload.QuicksortSerial(a, cutoff) }
 
 func main() {
 	n := flag.Int("n", 2_000_000, "number of ints to sort")

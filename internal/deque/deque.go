@@ -10,9 +10,9 @@ const (
 	// defaultCapacity is the initial capacity, and the floor, of a zero
 	// Deque: 2 KiB of slots. A worker that queues and drains a batch of up
 	// to this many tasks again and again keeps one ring; with a smaller
-	// floor (it was 64) every batch of 100 grew the ring on the way up and
-	// shrank it on the way down, two allocations per batch on a path that
-	// must allocate nothing (wsgroup's TestGoFromWorkerAllocatesNothing).
+	// floor, such as 64, every batch of 100 would grow the ring on the way
+	// up and shrink it on the way down, two allocations per batch on a path
+	// that must allocate nothing (wsgroup's TestGoFromWorkerAllocatesNothing).
 	defaultCapacity = 256
 
 	// minCapacity is the smallest ring that New and Init make.

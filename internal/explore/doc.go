@@ -178,5 +178,6 @@
 // The exploration points cost nothing in a normal build: the types of
 // explore/atomic are aliases of sync/atomic's, the functions of
 // explore/xsync are the plain constructs, and the scheduler's probes are
-// empty functions; BENCHMARKS.md has the benchmarks before and after.
+// empty functions; BENCHMARKS.md has the measurement with and without
+// the layer.
 package explore

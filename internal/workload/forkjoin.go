@@ -92,7 +92,7 @@ func Quicksort(newGroup func() Group, a []int, cutoff int) (tasks int, err error
 		slices.Sort(a)
 		return 0, nil
 	}
-	p := partition(a)
+	p := Partition(a)
 	g := newGroup()
 	var tl, tr int
 	g.Go(func() (err error) { tl, err = Quicksort(newGroup, a[:p], cutoff); return })
@@ -110,14 +110,16 @@ func QuicksortSerial(a []int, cutoff int) {
 		slices.Sort(a)
 		return
 	}
-	p := partition(a)
+	p := Partition(a)
 	QuicksortSerial(a[:p], cutoff)
 	QuicksortSerial(a[p+1:], cutoff)
 }
 
-// partition partitions a (len(a) >= 3) around the median of its first,
-// middle and last elements (Lomuto) and returns the pivot's final index.
-func partition(a []int) int {
+// Partition partitions a (len(a) >= 3) around the median of its first,
+// middle and last elements (Lomuto) and returns the pivot's final index:
+// the elements before it are smaller than the pivot, those after it are
+// not. Quicksort, QuicksortSerial and examples/quicksort split with it.
+func Partition(a []int) int {
 	n := len(a)
 	m := n / 2
 	// Median of three into a[n-1].

@@ -10,76 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/go-steal/steal/wsgroup"
 )
-
-// runCounts records how many times each task of a test ran.
-type runCounts struct {
-	counts []atomic.Int32
-	total  atomic.Int64
-}
-
-func newRunCounts(n int) *runCounts { return &runCounts{counts: make([]atomic.Int32, n)} }
-
-func (c *runCounts) ran(i int) {
-	c.counts[i].Add(1)
-	c.total.Add(1)
-}
-
-// check reports an error unless every task in [from, len) ran exactly once.
-func (c *runCounts) check(t testing.TB, from int) {
-	t.Helper()
-	want := int64(len(c.counts) - from)
-	if got := c.total.Load(); got != want {
-		t.Errorf("%d task runs in all, want %d", got, want)
-	}
-	bad := 0
-	for i := from; i < len(c.counts); i++ {
-		if n := c.counts[i].Load(); n != 1 {
-			if bad < 10 {
-				t.Errorf("task %d ran %d times, want exactly once", i, n)
-			}
-			bad++
-		}
-	}
-	if bad > 10 {
-		t.Errorf("... and %d more tasks did not run exactly once", bad-10)
-	}
-}
-
-// concTracker tracks how many tasks of one group execute at once.
-type concTracker struct {
-	cur, max atomic.Int32
-}
-
-func (c *concTracker) enter() {
-	n := c.cur.Add(1)
-	for {
-		m := c.max.Load()
-		if n <= m || c.max.CompareAndSwap(m, n) {
-			return
-		}
-	}
-}
-
-func (c *concTracker) exit() { c.cur.Add(-1) }
-
-// busy does a little work and yields, so that tasks overlap if they can.
-func busy() {
-	x := 0
-	for i := 0; i < 200; i++ {
-		x += i * i
-	}
-	runtime.Gosched()
-	spinSink.Add(uint64(x))
-}
-
-var spinSink atomic.Uint64
 
 // TestRecursiveGoUnderLimit: a binary tree of 2047 tasks, each task at depth
 // < 10 calling g.Go twice on its own group for its children without waiting,
@@ -460,18 +396,6 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 	})
 }
 
-// treeSize is the number of nodes of a complete k-ary tree of the given
-// depth, numbered in heap order from 0: node id's children are
-// id*k+1 .. id*k+k.
-func treeSize(k, depth int) int {
-	n, level := 0, 1
-	for d := 0; d <= depth; d++ {
-		n += level
-		level *= k
-	}
-	return n
-}
-
 // TestNestedLimitedTree: recursive fork-join where every node creates a
 // nested group with its own limit, under SetLimit(1) on the outer group.
 func TestNestedLimitedTree(t *testing.T) {
@@ -604,162 +528,6 @@ func TestTryGoInsideTask(t *testing.T) {
 			t.Errorf("TryGo with no limit refused %d times, want 0", n)
 		}
 	})
-}
-
-// TestLimitBoundsConcurrency: under SetLimit(n) no more than n of the
-// group's tasks execute at once (a task counts from its first to its last
-// instruction, including while it waits on a nested group).
-func TestLimitBoundsConcurrency(t *testing.T) {
-	for _, limit := range []int{1, 2, 3} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			check := func(t *testing.T, what string, tr *concTracker) {
-				t.Helper()
-				if m := tr.max.Load(); m > int32(limit) {
-					t.Errorf("%s: %d tasks executed at once under SetLimit(%d)", what, m, limit)
-				}
-				if c := tr.cur.Load(); c != 0 {
-					t.Errorf("%s: %d tasks still executing after Wait", what, c)
-				}
-			}
-
-			t.Run("flat", func(t *testing.T) {
-				var tr concTracker
-				rc := newRunCounts(300)
-				runWithTimeout(t, func() {
-					var g wsgroup.Group
-					g.SetLimit(limit)
-					for i := 0; i < 300; i++ {
-						g.Go(func() error {
-							tr.enter()
-							defer tr.exit()
-							rc.ran(i)
-							busy()
-							return nil
-						})
-					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
-				})
-				check(t, "flat", &tr)
-				rc.check(t, 0)
-			})
-
-			// A binary tree on one group: every task calls Go for its
-			// children while it executes.
-			recursiveTree := func(g *wsgroup.Group, tr *concTracker, rc *runCounts, depth int) {
-				var node func(id, d int) func() error
-				node = func(id, d int) func() error {
-					return func() error {
-						tr.enter()
-						defer tr.exit()
-						rc.ran(id)
-						if d < depth {
-							g.Go(node(2*id, d+1))
-							busy()
-							g.Go(node(2*id+1, d+1))
-						}
-						busy()
-						return nil
-					}
-				}
-				g.Go(node(1, 0))
-			}
-			const depth = 9 // 1023 tasks
-
-			t.Run("recursive", func(t *testing.T) {
-				var tr concTracker
-				rc := newRunCounts(1 << (depth + 1))
-				runWithTimeout(t, func() {
-					var g wsgroup.Group
-					g.SetLimit(limit)
-					recursiveTree(&g, &tr, rc, depth)
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
-				})
-				check(t, "recursive", &tr)
-				rc.check(t, 1)
-			})
-
-			t.Run("recursive-nested-limited", func(t *testing.T) {
-				// Several limited groups, each created inside a task of an
-				// unlimited group (so their tasks are pushed on workers), each running a
-				// recursive tree.
-				const groups = 4
-				trs := make([]concTracker, groups)
-				rcs := make([]*runCounts, groups)
-				for i := range rcs {
-					rcs[i] = newRunCounts(1 << (depth + 1))
-				}
-				runWithTimeout(t, func() {
-					var outer wsgroup.Group
-					for i := 0; i < groups; i++ {
-						outer.Go(func() error {
-							var g wsgroup.Group
-							g.SetLimit(limit)
-							recursiveTree(&g, &trs[i], rcs[i], depth)
-							return g.Wait()
-						})
-					}
-					if err := outer.Wait(); err != nil {
-						t.Errorf("outer Wait() = %v, want nil", err)
-					}
-				})
-				for i := range trs {
-					check(t, fmt.Sprintf("nested group %d", i), &trs[i])
-					rcs[i].check(t, 1)
-				}
-			})
-
-			// The group's tasks Wait on nested groups of their own while more
-			// of the group's tasks are queued: a task that waits still counts
-			// as executing, so a worker that helps while it waits must not
-			// start more of this group's tasks than the limit allows.
-			nestedWaits := func(t *testing.T, recursive bool) {
-				const tasks = 60
-				var tr concTracker
-				rc := newRunCounts(2 * tasks)
-				var nestedRan atomic.Int32
-				runWithTimeout(t, func() {
-					var g wsgroup.Group
-					g.SetLimit(limit)
-					body := func(id int) error {
-						tr.enter()
-						defer tr.exit()
-						rc.ran(id)
-						var h wsgroup.Group
-						for j := 0; j < 8; j++ {
-							h.Go(func() error { nestedRan.Add(1); busy(); return nil })
-						}
-						return h.Wait()
-					}
-					for i := 0; i < tasks; i++ {
-						if recursive {
-							// The second task is added from inside the first.
-							g.Go(func() error {
-								g.Go(func() error { return body(2*i + 1) })
-								return body(2 * i)
-							})
-						} else {
-							g.Go(func() error { return body(2 * i) })
-							g.Go(func() error { return body(2*i + 1) })
-						}
-					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
-				})
-				check(t, "tasks waiting on nested groups", &tr)
-				rc.check(t, 0)
-				if n := nestedRan.Load(); n != 2*tasks*8 {
-					t.Errorf("%d nested tasks ran, want %d", n, 2*tasks*8)
-				}
-			}
-			t.Run("nested-waits", func(t *testing.T) { nestedWaits(t, false) })
-			t.Run("nested-waits-recursive", func(t *testing.T) { nestedWaits(t, true) })
-		})
-	}
 }
 
 // stressNode is a node of a random spawn tree laid out breadth first: the

@@ -1,5 +1,8 @@
 package wsgroup_test
 
+// Helpers shared by the tests of the package. The hang guard, polling,
+// goroutine checks and the GOMAXPROCS sweep come from internal/testkit.
+
 import (
 	"bytes"
 	"errors"
@@ -11,6 +14,87 @@ import (
 	"testing"
 	"time"
 )
+
+var errPanicValue = errors.New("wsgroup test: task panic value")
+
+func panicInTask() error { panic(errPanicValue) }
+
+// runCounts records how many times each task of a test ran.
+type runCounts struct {
+	counts []atomic.Int32
+	total  atomic.Int64
+}
+
+func newRunCounts(n int) *runCounts { return &runCounts{counts: make([]atomic.Int32, n)} }
+
+func (c *runCounts) ran(i int) {
+	c.counts[i].Add(1)
+	c.total.Add(1)
+}
+
+// check reports an error unless every task in [from, len) ran exactly once.
+func (c *runCounts) check(t testing.TB, from int) {
+	t.Helper()
+	want := int64(len(c.counts) - from)
+	if got := c.total.Load(); got != want {
+		t.Errorf("%d task runs in all, want %d", got, want)
+	}
+	bad := 0
+	for i := from; i < len(c.counts); i++ {
+		if n := c.counts[i].Load(); n != 1 {
+			if bad < 10 {
+				t.Errorf("task %d ran %d times, want exactly once", i, n)
+			}
+			bad++
+		}
+	}
+	if bad > 10 {
+		t.Errorf("... and %d more tasks did not run exactly once", bad-10)
+	}
+}
+
+// concTracker tracks how many tasks of one group execute at once.
+type concTracker struct {
+	cur, max atomic.Int32
+}
+
+func (c *concTracker) enter() {
+	n := c.cur.Add(1)
+	for {
+		m := c.max.Load()
+		if n <= m || c.max.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+func (c *concTracker) exit() { c.cur.Add(-1) }
+
+// busy does a little work and yields, so that tasks overlap if they can.
+func busy() {
+	x := 0
+	for i := 0; i < 200; i++ {
+		x += i * i
+	}
+	runtime.Gosched()
+	spinSink.Add(uint64(x))
+}
+
+var spinSink atomic.Uint64
+
+// treeSize is the number of nodes of a complete k-ary tree of the given
+// depth, numbered in heap order from 0: node id's children are
+// id*k+1 .. id*k+k.
+func treeSize(k, depth int) int {
+	n, level := 0, 1
+	for d := 0; d <= depth; d++ {
+		n += level
+		level *= k
+	}
+	return n
+}
+
+var errStop = errors.New("wsgroup test: stop")
 
 // panicPrefix starts the message of every panic that wsgroup raises on misuse.
 const panicPrefix = "wsgroup: "

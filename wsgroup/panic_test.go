@@ -1,25 +1,248 @@
 package wsgroup_test
 
-// PanicInWait: the first panic is recovered, cancels the
-// context, the other tasks drain, and Wait raises it again on its caller's
-// goroutine. The default mode's crash is tested in a subprocess
-// (TestTaskPanicCrashesWithTaskStack).
+// Panics and runtime.Goexit in tasks. In the default mode (PanicCrash) a
+// task's panic crashes the program as with errgroup, which the tests
+// check in a child process (TestPanicChild). In PanicInWait mode the first
+// panic is recovered, cancels the context, the other tasks drain, and Wait
+// raises it again on its caller's goroutine. runtime.Goexit is not a
+// panic: the task counts as completed, in either mode.
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/wsgroup"
+	"go.uber.org/goleak"
 )
+
+// The panic tests run the test binary again with WSGROUP_PANIC_CHILD set,
+// as x/sync's singleflight tests do, and check how the child crashed.
+const panicChildEnv = "WSGROUP_PANIC_CHILD"
+
+func TestPanicChild(t *testing.T) {
+	switch os.Getenv(panicChildEnv) {
+	case "":
+		return // only ever runs as a child
+	case "top":
+		// A panic in a task on a worker's own stack: as errgroup, a crash.
+		// Nobody waits, so only a worker runs the task.
+		var g wsgroup.Group
+		g.Go(panicInTask)
+		time.Sleep(time.Minute)
+	case "waiter":
+		// A panic in a task that Wait runs on its caller's goroutine: the
+		// caller's recover must not see it. Only a task that runs on the
+		// waiter panics; requests repeat until Wait has run one itself.
+		waiter := gid.Current()
+		for range 100_000 {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						os.Stdout.WriteString("SWALLOWED\n")
+					}
+				}()
+				var g wsgroup.Group
+				g.Go(func() error {
+					if gid.Current() == waiter {
+						panicInTask()
+					}
+					return nil
+				})
+				g.Wait()
+			}()
+		}
+	case "nested":
+		// A panic in a task run by a helping Wait, below which a task
+		// that recovers is suspended: errgroup would never let that task
+		// see the panic, so it must crash here too, not be swallowed.
+		var g wsgroup.Group
+		g.Go(func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					os.Stdout.WriteString("SWALLOWED\n")
+				}
+			}()
+			var inner wsgroup.Group
+			inner.Go(panicInTask)
+			return inner.Wait()
+		})
+		g.Wait()
+	case "wait":
+		// PanicInWait, and nobody recovers Wait's panic: the crash must
+		// still show where the task panicked.
+		var g wsgroup.Group
+		g.SetPanicMode(wsgroup.PanicInWait)
+		g.Go(panicInTask)
+		g.Wait()
+	}
+	os.Stdout.WriteString("NO CRASH\n")
+	os.Exit(0)
+}
+
+func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
+	for _, mode := range []string{"top", "waiter", "nested", "wait"} {
+		t.Run(mode, func(t *testing.T) {
+			s := crashChild(t, "TestPanicChild", panicChildEnv+"="+mode)
+			wants := []string{"panic: " + errPanicValue.Error(), "wsgroup_test.panicInTask"}
+			if mode == "wait" {
+				// Raised again by Wait, on the test's goroutine, with the
+				// task's stack in the message.
+				wants = []string{"panic: wsgroup: task panicked: " + errPanicValue.Error(), "wsgroup_test.panicInTask", "wsgroup_test.TestPanicChild"}
+			}
+			if mode == "waiter" {
+				wants = append(wants, "[in a task that ran on the goroutine of a Wait of its group]")
+			}
+			for _, want := range wants {
+				if !strings.Contains(s, want) {
+					t.Errorf("crash output lacks %q; output:\n%s", want, s)
+				}
+			}
+			for _, bad := range []string{"SWALLOWED", "NO CRASH"} {
+				if strings.Contains(s, bad) {
+					t.Errorf("child printed %s; output:\n%s", bad, s)
+				}
+			}
+		})
+	}
+}
+
+// TestGoexitInHelpedTaskKeepsRecoveredPanic: task A waits on a nested
+// PanicInWait group h whose two tasks run in A's helping Wait, on A's
+// goroutine: the first panics (recovered by h), the second calls Goexit,
+// which unwinds A's Wait too (a documented difference). h's panic must not
+// be lost with it: it is raised in A, and the outer group's Wait raises it
+// in turn (found in review: A ended as completed and nothing panicked).
+func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
+	withGOMAXPROCS(t, func(t *testing.T) {
+		runWithTimeout(t, func() {
+			var outer wsgroup.Group
+			outer.SetPanicMode(wsgroup.PanicInWait)
+			outer.SetLimit(1) // one worker: h's tasks run in A's helping Wait
+			var waitReturned atomic.Bool
+			outer.Go(func() error {
+				var h wsgroup.Group
+				h.SetPanicMode(wsgroup.PanicInWait)
+				h.Go(func() error { runtime.Goexit(); return nil }) // runs second
+				h.Go(panicInTask)                                   // runs first (newest first)
+				h.Wait()
+				waitReturned.Store(true)
+				return nil
+			})
+			pe := waitPanic(t, &outer)
+			if waitReturned.Load() {
+				t.Errorf("h.Wait returned; the Goexit should have ended task A")
+			}
+			if pe == nil {
+				return
+			}
+			inner, ok := pe.Value.(*wsgroup.PanicError)
+			if !ok || inner.Value != errPanicValue {
+				t.Errorf("outer Wait panicked with %v, want h's *PanicError for %v", pe.Value, errPanicValue)
+			}
+		})
+		goleak.VerifyNone(t)
+	})
+}
+
+// TestGoexit: a task that calls runtime.Goexit (t.FailNow does) counts as
+// completed; no task is lost and Wait returns.
+func TestGoexit(t *testing.T) {
+	for _, limit := range []int{-1, 1, 2} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			runWithTimeout(t, func() {
+				g, ctx := wsgroup.WithContext(context.Background())
+				g.SetLimit(limit)
+				const n = 100
+				var ran, exited atomic.Int32
+				for i := 0; i < n; i++ {
+					g.Go(func() error {
+						if i%3 == 0 {
+							defer exited.Add(1)
+							runtime.Goexit()
+						}
+						ran.Add(1)
+						return nil
+					})
+				}
+				if err := g.Wait(); err != nil {
+					t.Errorf("Wait() = %v, want nil", err)
+				}
+				wantExited := int32((n + 2) / 3)
+				if got := exited.Load(); got != wantExited {
+					t.Errorf("%d tasks called Goexit, want %d", got, wantExited)
+				}
+				if got := ran.Load(); got != n-wantExited {
+					t.Errorf("%d tasks ran to the end, want %d", got, n-wantExited)
+				}
+				if cause := context.Cause(ctx); cause != context.Canceled {
+					t.Errorf("context.Cause(ctx) = %v, want %v", cause, context.Canceled)
+				}
+			})
+		})
+	}
+}
+
+// TestGoexitInTaskRunByWaiter: a task that calls runtime.Goexit while it
+// runs on the goroutine of its group's Wait ends that goroutine, as the
+// package documentation says, but only after Wait has waited for the rest
+// of the group. Each round submits a task that calls Goexit when it runs on
+// the waiter and a slower one that it waits for; rounds repeat until a
+// Goexit happened on the waiter. Fails if the Goexit is swallowed (Wait
+// returns) or if the goroutine ends before the rest of its group.
+func TestGoexitInTaskRunByWaiter(t *testing.T) {
+	withGOMAXPROCS(t, func(t *testing.T) {
+		runWithTimeout(t, func() {
+			for round := 0; ; round++ {
+				if round == 10_000 {
+					t.Errorf("in %d rounds, Wait never ran its own task", round)
+					return
+				}
+				var other atomic.Bool
+				var returned, exitedAfterOther atomic.Bool
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					defer func() { exitedAfterOther.Store(other.Load()) }()
+					me := gid.Current()
+					var g wsgroup.Group
+					g.Go(func() error {
+						for range 1000 {
+							runtime.Gosched() // long enough to still run when Goexit comes
+						}
+						other.Store(true)
+						return nil
+					})
+					g.Go(func() error {
+						if gid.Current() == me {
+							runtime.Goexit()
+						}
+						return nil
+					})
+					g.Wait()
+					returned.Store(true)
+				}()
+				<-done
+				if returned.Load() {
+					continue // the Goexit task ran on a worker this time
+				}
+				if !exitedAfterOther.Load() {
+					t.Errorf("the waiter's goroutine ended before the rest of its group had run")
+				}
+				return
+			}
+		})
+	})
+}
 
 // waitPanic calls g.Wait and returns the *PanicError it panicked with; it
 // fails the test if Wait returned or panicked with something else.

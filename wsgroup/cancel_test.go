@@ -1,7 +1,8 @@
 package wsgroup_test
 
-// Cancellation as cooperative shutdown: by default queued tasks
-// still run after the group's context is canceled; SkipQueued drops them.
+// Cancellation as cooperative shutdown: the first error or the parent's
+// cancellation cancels the group's context; by default (RunQueued) queued
+// tasks still run afterwards, as with errgroup, and SkipQueued drops them.
 
 import (
 	"context"
@@ -12,12 +13,127 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/wsgroup"
+	"go.uber.org/goleak"
 )
 
-var errStop = errors.New("wsgroup test: stop")
+// TestSkipQueuedWaitTwice: a SkipQueued group whose tasks all ran returns
+// nil from every Wait, concurrent or repeated, although the first Wait
+// canceled its context (found in review: the later Waits saw that
+// cancellation and returned context.Canceled).
+func TestSkipQueuedWaitTwice(t *testing.T) {
+	runWithTimeout(t, func() {
+		g, _ := wsgroup.WithContext(context.Background())
+		g.SetCancelMode(wsgroup.SkipQueued)
+		ran := make(chan struct{})
+		g.Go(func() error { close(ran); return nil })
+		<-ran
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- g.Wait() }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Errorf("concurrent Wait() = %v, want nil: no task failed or was skipped", err)
+			}
+		}
+		if err := g.Wait(); err != nil {
+			t.Errorf("third Wait() = %v, want nil", err)
+		}
+	})
+	goleak.VerifyNone(t)
+}
+
+// TestErrorCancelsContextWhileTasksRun: the first error cancels the
+// context before Wait returns, so tasks that wait for cancellation end.
+func TestErrorCancelsContextWhileTasksRun(t *testing.T) {
+	runWithTimeout(t, func() {
+		errDoom := errors.New("wsgroup_test: doomed")
+		g, ctx := wsgroup.WithContext(context.Background())
+		const waiters = 16
+		var sawCause atomic.Int32
+		for i := 0; i < waiters; i++ {
+			g.Go(func() error {
+				<-ctx.Done()
+				if context.Cause(ctx) == errDoom {
+					sawCause.Add(1)
+				}
+				return ctx.Err()
+			})
+		}
+		g.Go(func() error { return errDoom })
+		if err := g.Wait(); err != errDoom {
+			t.Errorf("Wait() = %v, want %v", err, errDoom)
+		}
+		if n := sawCause.Load(); n != waiters {
+			t.Errorf("%d of %d waiting tasks saw the cause %v", n, waiters, errDoom)
+		}
+	})
+}
+
+// TestParentCancel: canceling the parent context cancels the group's
+// context; the cause is the parent's.
+func TestParentCancel(t *testing.T) {
+	runWithTimeout(t, func() {
+		parent, cancel := context.WithCancel(context.Background())
+		g, ctx := wsgroup.WithContext(parent)
+		started := make(chan struct{})
+		for i := 0; i < 8; i++ {
+			g.Go(func() error {
+				started <- struct{}{}
+				<-ctx.Done()
+				return ctx.Err()
+			})
+		}
+		for i := 0; i < 8; i++ {
+			<-started
+		}
+		cancel()
+		if err := g.Wait(); err != context.Canceled {
+			t.Errorf("Wait() = %v, want %v", err, context.Canceled)
+		}
+		if cause := context.Cause(ctx); cause != context.Canceled {
+			t.Errorf("context.Cause(ctx) = %v, want %v", cause, context.Canceled)
+		}
+	})
+}
+
+// TestQueuedTasksRunAfterError: cancellation is cooperative; tasks still run
+// after the first error (they may hold a defer close(ch)).
+func TestQueuedTasksRunAfterError(t *testing.T) {
+	for _, limit := range []int{-1, 1, 2} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			runWithTimeout(t, func() {
+				errDoom := errors.New("wsgroup_test: doomed")
+				g, ctx := wsgroup.WithContext(context.Background())
+				g.SetLimit(limit)
+				g.Go(func() error { return errDoom })
+				const n = 500
+				var ran, sawCanceled atomic.Int32
+				for i := 0; i < n; i++ {
+					g.Go(func() error {
+						ran.Add(1)
+						if ctx.Err() != nil {
+							sawCanceled.Add(1)
+						}
+						return nil
+					})
+				}
+				if err := g.Wait(); err != errDoom {
+					t.Errorf("Wait() = %v, want %v", err, errDoom)
+				}
+				if got := ran.Load(); got != n {
+					t.Errorf("%d of %d tasks queued with the failing one ran, want all", got, n)
+				}
+				if limit == 1 && sawCanceled.Load() != n {
+					// With limit 1 the failing task finished before any
+					// other started: all of them see the canceled context.
+					t.Errorf("%d of %d later tasks saw the canceled context, want all", sawCanceled.Load(), n)
+				}
+			})
+		})
+	}
+}
 
 // onOneWorker runs body as a task while the pool is held to one worker:
 // GOMAXPROCS is 1, and the workers of earlier tests have retired, so the task's Go calls start no other worker, and the

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -27,7 +28,7 @@ import (
 func TestGoFromWorkerAllocatesNothing(t *testing.T) {
 	var allocs float64
 	var ran atomic.Int64
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var outer wsgroup.Group
 		outer.SetLimit(1)
 		outer.Go(func() error {
@@ -77,7 +78,7 @@ func TestGoFromOutsideAllocation(t *testing.T) {
 		}
 	}
 	var allocs float64
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		run()
 		allocs = testing.AllocsPerRun(20, run)
 	})

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 	"go.uber.org/goleak"
 )
@@ -50,9 +50,9 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 			t.Errorf("ran %d tasks, want %d", got, n)
 		}
 	}
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		t.Run("outside", func(t *testing.T) {
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				check(t, &g, func(f func() error) { g.Go(f) })
 			})
@@ -61,7 +61,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 			// All the tasks are submitted by one task, so they land on its
 			// worker's deque, and that task then waits for the last of them
 			// without calling Wait.
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var outer wsgroup.Group
 				outer.Go(func() error {
 					var g wsgroup.Group
@@ -76,7 +76,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 		t.Run("same-group-from-task", func(t *testing.T) {
 			// The first task pushes the others onto its own group and then
 			// blocks until the last one has run.
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				var ran atomic.Int32
 				last := make(chan struct{})
@@ -102,7 +102,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 		})
 		t.Run("pipeline", func(t *testing.T) {
 			// A producer, unbuffered stages and a consumer, all in one group.
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				const items, stages = 200, 6
 				chans := make([]chan int, stages+1)
@@ -160,8 +160,8 @@ func TestMD5AllPipeline(t *testing.T) {
 		path string
 		sum  [md5.Size]byte
 	}
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			var g wsgroup.Group
 			paths := make(chan string)
 			g.Go(func() error {
@@ -261,8 +261,8 @@ func TestNoStarvationBetweenGroups(t *testing.T) {
 	for _, kind := range []hogKind{hogSpin, hogYield, hogBlock} {
 		for _, shape := range []hogShape{shapeOutside, shapeFromTask, shapeManyGroups} {
 			t.Run(kind.String()+"/"+shape.String(), func(t *testing.T) {
-				withGOMAXPROCS(t, func(t *testing.T) {
-					runWithTimeout(t, func() { starveAndRelease(t, kind, shape) })
+				testkit.ForProcs(t, func(t *testing.T) {
+					testkit.Guard(t, func() { starveAndRelease(t, kind, shape) })
 				})
 			})
 		}
@@ -279,7 +279,7 @@ func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
 		released.Store(true)
 		close(release)
 	})
-	t.Cleanup(free) // if the hang guard abandons this run
+	t.Cleanup(free) // if the test fails before it releases them
 	var started, finished atomic.Int32
 	hog := func() error {
 		started.Add(1)
@@ -323,9 +323,7 @@ func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
 	}
 	// Every worker is busy: GOMAXPROCS of the busy tasks have started
 	// (more may start if the scheduler adds workers).
-	for started.Load() < int32(p) {
-		time.Sleep(50 * time.Microsecond)
-	}
+	testkit.WaitUntil(t, "GOMAXPROCS busy tasks have started", func() bool { return started.Load() >= int32(p) })
 
 	// Another request. Its task releases the busy ones; the request waits
 	// for the task to have run before it calls Wait, so only the
@@ -359,9 +357,9 @@ func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
 // with GOMAXPROCS CPU loops that yield but never end by themselves: tasks
 // of a group of their own (inGroup, so they also occupy workers of the
 // scheduler), or plain goroutines. It returns once they have all started.
-// The returned function stops them and waits for them; so does the test's
-// cleanup, so that a run abandoned by the hang guard does not leave them
-// spinning under the tests that follow.
+// The returned function stops them and waits for them; the test's cleanup
+// stops them too, so that a test that fails before calling it does not
+// leave them spinning under the tests that follow.
 func occupyCPUs(t *testing.T, inGroup bool) (stop func()) {
 	p := runtime.GOMAXPROCS(0)
 	var quit atomic.Bool
@@ -384,9 +382,7 @@ func occupyCPUs(t *testing.T, inGroup bool) (stop func()) {
 		go func() { defer wg.Done(); loop() }()
 	}
 	t.Cleanup(func() { quit.Store(true) })
-	for started.Load() < int32(p) {
-		time.Sleep(50 * time.Microsecond)
-	}
+	testkit.WaitUntil(t, "every CPU loop has started", func() bool { return started.Load() >= int32(p) })
 	return func() {
 		quit.Store(true)
 		wg.Wait()
@@ -406,9 +402,6 @@ func occupyCPUs(t *testing.T, inGroup bool) (stop func()) {
 // It catches a scheduler that adds workers for blocked tasks only when it
 // sees idle CPUs: here the CPUs are never idle, the group's workers are
 // all blocked, and the task that would release them is never started.
-// (The CPU loops are stopped by the test's cleanup, so a run that the hang
-// guard abandons then completes. As after any hang, the subtests after it
-// are skipped, and so are the leak checks of the tests that follow.)
 func TestBlockedTasksWhileCPUsBusy(t *testing.T) {
 	for _, load := range []struct {
 		name    string
@@ -416,11 +409,8 @@ func TestBlockedTasksWhileCPUsBusy(t *testing.T) {
 	}{{"other-group", true}, {"goroutines", false}} {
 		for _, sh := range waitingShapes {
 			t.Run(load.name+"/"+sh.name, func(t *testing.T) {
-				withGOMAXPROCS(t, func(t *testing.T) {
-					if abandoned.Load() {
-						t.Skip("an earlier test hung: its goroutines may still be running")
-					}
-					runWithTimeout(t, func() {
+				testkit.ForProcs(t, func(t *testing.T) {
+					testkit.Guard(t, func() {
 						defer occupyCPUs(t, load.inGroup)()
 						sh.run(t)
 					})

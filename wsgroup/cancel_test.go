@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 	"go.uber.org/goleak"
 )
@@ -22,7 +23,7 @@ import (
 // canceled its context (found in review: the later Waits saw that
 // cancellation and returned context.Canceled).
 func TestSkipQueuedWaitTwice(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		g, _ := wsgroup.WithContext(context.Background())
 		g.SetCancelMode(wsgroup.SkipQueued)
 		ran := make(chan struct{})
@@ -47,7 +48,7 @@ func TestSkipQueuedWaitTwice(t *testing.T) {
 // TestErrorCancelsContextWhileTasksRun: the first error cancels the
 // context before Wait returns, so tasks that wait for cancellation end.
 func TestErrorCancelsContextWhileTasksRun(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		errDoom := errors.New("wsgroup_test: doomed")
 		g, ctx := wsgroup.WithContext(context.Background())
 		const waiters = 16
@@ -74,7 +75,7 @@ func TestErrorCancelsContextWhileTasksRun(t *testing.T) {
 // TestParentCancel: canceling the parent context cancels the group's
 // context; the cause is the parent's.
 func TestParentCancel(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		parent, cancel := context.WithCancel(context.Background())
 		g, ctx := wsgroup.WithContext(parent)
 		started := make(chan struct{})
@@ -103,7 +104,7 @@ func TestParentCancel(t *testing.T) {
 func TestQueuedTasksRunAfterError(t *testing.T) {
 	for _, limit := range []int{-1, 1, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				errDoom := errors.New("wsgroup_test: doomed")
 				g, ctx := wsgroup.WithContext(context.Background())
 				g.SetLimit(limit)
@@ -164,7 +165,7 @@ func TestCancelQueuedTasks(t *testing.T) {
 		t.Run(modeName(mode), func(t *testing.T) {
 			var ran, sawDone atomic.Int32
 			var err error
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				parent, cancel := context.WithCancelCause(context.Background())
 				onOneWorker(t, func() {
 					g, ctx := wsgroup.WithContext(parent)
@@ -227,7 +228,7 @@ func TestSkipQueuedAfterError(t *testing.T) {
 		t.Run(fmt.Sprintf("context=%v", withCtx), func(t *testing.T) {
 			var ran atomic.Int32
 			var err error
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				onOneWorker(t, func() {
 					g := new(wsgroup.Group)
 					if withCtx {
@@ -257,7 +258,7 @@ func TestSkipQueuedAfterError(t *testing.T) {
 // After Wait, the context of a WithContext group is canceled, so a reused
 // group takes no task either.
 func TestSkipQueuedGoAfterCancel(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		parent, cancel := context.WithCancelCause(context.Background())
 		g, _ := wsgroup.WithContext(parent)
 		g.SetCancelMode(wsgroup.SkipQueued)
@@ -317,7 +318,7 @@ func TestSkipQueuedWaitReturnsPromptly(t *testing.T) {
 	const n, each = 10000, time.Millisecond
 	var delay time.Duration
 	var ran atomic.Int32
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		parent, cancel := context.WithCancelCause(context.Background())
 		var outer wsgroup.Group
 		outer.SetLimit(2) // a pool of two workers: the queue drains slowly
@@ -362,8 +363,8 @@ func TestSkipQueuedWaitReturnsPromptly(t *testing.T) {
 func TestCancelWakesAndDrains(t *testing.T) {
 	for _, mode := range []wsgroup.CancelMode{wsgroup.RunQueued, wsgroup.SkipQueued} {
 		t.Run(modeName(mode), func(t *testing.T) {
-			withGOMAXPROCS(t, func(t *testing.T) {
-				runWithTimeout(t, func() {
+			testkit.ForProcs(t, func(t *testing.T) {
+				testkit.Guard(t, func() {
 					parent, cancel := context.WithCancel(context.Background())
 					g, ctx := wsgroup.WithContext(parent)
 					g.SetCancelMode(mode)
@@ -404,7 +405,7 @@ func TestCancelWakesAndDrains(t *testing.T) {
 func TestSkipQueuedReleasesParkedTasks(t *testing.T) {
 	var ran atomic.Int32
 	var err error
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		onOneWorker(t, func() {
 			x, _ := wsgroup.WithContext(context.Background())
 			x.SetLimit(1)

@@ -15,13 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
 // TestFirstErrorWins: Wait returns one of the errors, the same one every
 // time, and it is the cause of the context's cancellation.
 func TestFirstErrorWins(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		g, ctx := wsgroup.WithContext(context.Background())
 		const n = 200
 		errs := make(map[error]bool, n)
@@ -46,7 +47,7 @@ func TestFirstErrorWins(t *testing.T) {
 // TestConcurrentWait: several goroutines may Wait at once (errgroup's
 // pipeline example does); all see the same error.
 func TestConcurrentWait(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		errDoom := errors.New("wsgroup_test: doomed")
 		var g wsgroup.Group
 		release := make(chan struct{})
@@ -78,7 +79,7 @@ func TestConcurrentWait(t *testing.T) {
 
 // TestWaitWithoutGo: Wait on a fresh group returns at once, repeatedly.
 func TestWaitWithoutGo(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var g wsgroup.Group
 		for i := 0; i < 3; i++ {
 			if err := g.Wait(); err != nil {
@@ -108,7 +109,7 @@ func TestZeroGroup(t *testing.T) {
 	}
 
 	for _, errs := range cases {
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			g := new(wsgroup.Group)
 			var first error
 			for i, err := range errs {
@@ -141,7 +142,7 @@ func TestWithContext(t *testing.T) {
 	}
 
 	for _, tc := range cases {
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			g, ctx := wsgroup.WithContext(context.Background())
 			for _, err := range tc.errs {
 				g.Go(func() error { return err })
@@ -161,7 +162,7 @@ func TestWithContext(t *testing.T) {
 }
 
 func TestTryGo(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		g := &wsgroup.Group{}
 		const n = 42
 		g.SetLimit(n)
@@ -232,7 +233,7 @@ func TestTryGo(t *testing.T) {
 func TestGoLimit(t *testing.T) {
 	const limit = 10
 
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		g := &wsgroup.Group{}
 		g.SetLimit(limit)
 		var active atomic.Int32
@@ -267,7 +268,7 @@ func TestCancelCause(t *testing.T) {
 	}
 
 	for _, tc := range cases {
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			g, ctx := wsgroup.WithContext(context.Background())
 			for _, err := range tc.errs {
 				g.TryGo(func() error { return err })

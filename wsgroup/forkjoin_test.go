@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -27,7 +28,7 @@ func TestRecursiveGoUnderLimit(t *testing.T) {
 	for _, limit := range []int{2, 1, 3} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			rc := newRunCounts(nodes + 1)
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				g.SetLimit(limit)
 				var node func(id, d int) func() error
@@ -67,9 +68,9 @@ func fibGroups(n int) int {
 }
 
 func TestFibNestedGroups(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		var got int
-		runWithTimeout(t, func() { got = fibGroups(20) })
+		testkit.Guard(t, func() { got = fibGroups(20) })
 		if got != 6765 {
 			t.Errorf("fib(20) = %d, want 6765", got)
 		}
@@ -83,7 +84,7 @@ func TestNestedWaitInLimitOneTask(t *testing.T) {
 	const outerTasks, innerTasks = 8, 50
 	rc := newRunCounts(outerTasks * innerTasks * 2)
 	var outerRan atomic.Int32
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var outer wsgroup.Group
 		outer.SetLimit(1)
 		for o := 0; o < outerTasks; o++ {
@@ -116,7 +117,7 @@ func TestNestedWaitInLimitOneTask(t *testing.T) {
 func TestReuseAfterWait(t *testing.T) {
 	errFirst := errors.New("wsgroup_test: first")
 	errSecond := errors.New("wsgroup_test: second")
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var g wsgroup.Group
 		var ran atomic.Int32
 		round := func(n int) {
@@ -171,12 +172,12 @@ func TestReuseAfterWait(t *testing.T) {
 // TestConcurrentGoCallers: 8 goroutines call Go on one group at once.
 func TestConcurrentGoCallers(t *testing.T) {
 	const callers = 8
-	perCaller := scale(10000, 1000)
-	withGOMAXPROCS(t, func(t *testing.T) {
+	perCaller := testkit.Scale(10000, 1000)
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, limit := range []int{-1, 3} {
 			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 				rc := newRunCounts(callers * perCaller)
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					var g wsgroup.Group
 					g.SetLimit(limit)
 					var wg sync.WaitGroup
@@ -228,14 +229,14 @@ func TestGoWhileWaiting(t *testing.T) {
 	}
 	for _, limit := range []int{-1, 1, 2} {
 		t.Run(fmt.Sprintf("top/limit=%d", limit), func(t *testing.T) {
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				g.SetLimit(limit)
 				chain(t, &g)
 			})
 		})
 		t.Run(fmt.Sprintf("nested/limit=%d", limit), func(t *testing.T) {
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var outer wsgroup.Group
 				outer.Go(func() error {
 					var g wsgroup.Group
@@ -254,7 +255,7 @@ func TestGoWhileWaiting(t *testing.T) {
 		// the test goroutine is already in Wait.
 		const width = 500
 		rc := newRunCounts(2 * width)
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var g wsgroup.Group
 			g.SetLimit(2)
 			proceed := make(chan struct{})
@@ -286,7 +287,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		for _, limit := range []int{-1, 1} {
 			t.Run(fmt.Sprintf("outer-limit=%d", limit), func(t *testing.T) {
 				rc := newRunCounts(n)
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					var a, b wsgroup.Group // both created outside any task
 					a.SetLimit(limit)
 					a.Go(func() error {
@@ -307,7 +308,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		// b got its first task from outside (from the injector) and
 		// is still busy when a's task adds to it and waits on it.
 		rc := newRunCounts(n + 1)
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var a, b wsgroup.Group
 			release := make(chan struct{})
 			b.Go(func() error { <-release; rc.ran(n); return nil })
@@ -334,7 +335,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		// with a Wait that could already return.
 		const feeders = 4
 		rc := newRunCounts(feeders * n)
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var a, b wsgroup.Group
 			b.SetLimit(2)
 			allSubmitted := make(chan struct{})
@@ -363,7 +364,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		// nested group of its own. a's first task stays active until b's
 		// has fed a, so every Go happens before the Wait that covers it.
 		rc := newRunCounts(4 * n)
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var a, b wsgroup.Group
 			bFedA := make(chan struct{})
 			a.Go(func() error {
@@ -414,7 +415,7 @@ func TestNestedLimitedTree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := newRunCounts(roots * size)
 			extra := newRunCounts(roots * size)
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var node func(base, id, d int) error
 				node = func(base, id, d int) error {
 					rc.ran(base + id)
@@ -471,7 +472,7 @@ func TestTryGoInsideTask(t *testing.T) {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			var results []bool
 			var childRan atomic.Int32
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				g.SetLimit(limit)
 				release := make(chan struct{})
@@ -510,7 +511,7 @@ func TestTryGoInsideTask(t *testing.T) {
 	}
 	t.Run("no-limit", func(t *testing.T) {
 		var refused atomic.Int32
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var g wsgroup.Group
 			g.Go(func() error {
 				for i := 0; i < 100; i++ {
@@ -572,7 +573,7 @@ var errStress = errors.New("wsgroup_test: stress root error")
 // the other tasks must still all run (cancellation is cooperative).
 func runStressTree(t *testing.T, nodes []stressNode, top *wsgroup.Group, rootErr bool) {
 	rc := newRunCounts(len(nodes))
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var run func(g *wsgroup.Group, i int32) error
 		run = func(g *wsgroup.Group, i int32) error {
 			rc.ran(int(i))
@@ -613,9 +614,9 @@ func runStressTree(t *testing.T, nodes []stressNode, top *wsgroup.Group, rootErr
 // TestStressRandomTree: a random recursive spawn tree mixing nested groups
 // (with random limits) and Go on the caller's own group.
 func TestStressRandomTree(t *testing.T) {
-	total := scale(200000, 20000)
+	total := testkit.Scale(200000, 20000)
 	seed := int64(1)
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, tc := range []struct {
 			name     string
 			topLimit int

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 	"go.uber.org/goleak"
 )
@@ -167,10 +168,7 @@ func TestNoLeakAfterWait(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if abandoned.Load() {
-				t.Skip("an earlier test hung and its goroutines are still alive: a leak check would only report them again")
-			}
-			runWithTimeout(t, func() { tc.run(t) })
+			testkit.Guard(t, func() { tc.run(t) })
 			goleak.VerifyNone(t)
 		})
 	}
@@ -188,13 +186,10 @@ func TestNoLeakAfterWait(t *testing.T) {
 // when the last of many concurrent groups finishes.
 func TestNoLeakAfterConcurrentRequests(t *testing.T) {
 	const clients = 100
-	perClient := scale(6, 3)
-	withGOMAXPROCS(t, func(t *testing.T) {
-		if abandoned.Load() {
-			t.Skip("an earlier test hung and its goroutines are still alive: a leak check would only report them again")
-		}
+	perClient := testkit.Scale(6, 3)
+	testkit.ForProcs(t, func(t *testing.T) {
 		seed := uint64(100 + runtime.GOMAXPROCS(0))
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			runClients(t, clients, seed, func(done int) bool { return done < perClient })
 		})
 		goleak.VerifyNone(t)
@@ -243,7 +238,7 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 	if !found {
 		t.Fatalf("runtime/metrics does not list %s", goroutinesCreated)
 	}
-	requests := scale(2000, 1000)
+	requests := testkit.Scale(2000, 1000)
 	noop := func() error { return nil }
 	variants := []struct {
 		name    string
@@ -295,11 +290,11 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 			}
 		}},
 	}
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, v := range variants {
 			t.Run(v.name, func(t *testing.T) {
 				var created uint64
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					for range 200 {
 						v.request(t)
 					}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -18,7 +19,7 @@ import (
 // limit while tasks run. The task admitted under the old limit must still
 // release its slot, or a later limit would park tasks forever.
 func TestSetLimitNegativeWhileRunning(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var g wsgroup.Group
 		g.SetLimit(1)
 		started, release := make(chan struct{}), make(chan struct{})
@@ -46,14 +47,14 @@ func TestSetLimitNegativeWhileRunning(t *testing.T) {
 func TestSetLimitWhileActivePanics(t *testing.T) {
 	for _, active := range []int{1, 2} {
 		t.Run(fmt.Sprintf("active=%d", active), func(t *testing.T) {
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				g.SetLimit(4)
 				release := make(chan struct{})
 				for i := 0; i < active; i++ {
 					g.Go(func() error { <-release; return nil })
 				}
-				v, panicked := recoverPanic(func() { g.SetLimit(8) })
+				v, panicked := testkit.Recover(func() { g.SetLimit(8) })
 				close(release)
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v, want nil", err)
@@ -73,7 +74,7 @@ func TestSetLimitWhileActivePanics(t *testing.T) {
 				}
 				// The group is still usable, and SetLimit is allowed again
 				// once nothing is active.
-				if _, panicked := recoverPanic(func() { g.SetLimit(8) }); panicked {
+				if _, panicked := testkit.Recover(func() { g.SetLimit(8) }); panicked {
 					t.Errorf("SetLimit after Wait panicked")
 				}
 				var ran atomic.Int32
@@ -93,7 +94,7 @@ func TestSetLimitWhileActivePanics(t *testing.T) {
 
 // TestNegativeLimit: a negative limit removes a previous limit.
 func TestNegativeLimit(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var g wsgroup.Group
 		g.SetLimit(1)
 		g.SetLimit(-1)
@@ -120,9 +121,9 @@ func TestNegativeLimit(t *testing.T) {
 // the second task where it ran first deadlocked.)
 func TestLimitInTaskKeepsOrder(t *testing.T) {
 	errA := errors.New("a")
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, limit := range []int{1, 2} {
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var outer wsgroup.Group
 				outer.Go(func() error {
 					g, ctx := wsgroup.WithContext(context.Background())
@@ -141,7 +142,7 @@ func TestLimitInTaskKeepsOrder(t *testing.T) {
 				}
 			})
 			// The same with a channel that the first task closes.
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var outer wsgroup.Group
 				outer.Go(func() error {
 					var g wsgroup.Group
@@ -180,7 +181,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 			t.Run("flat", func(t *testing.T) {
 				var tr concTracker
 				rc := newRunCounts(300)
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					var g wsgroup.Group
 					g.SetLimit(limit)
 					for i := 0; i < 300; i++ {
@@ -225,7 +226,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 			t.Run("recursive", func(t *testing.T) {
 				var tr concTracker
 				rc := newRunCounts(1 << (depth + 1))
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					var g wsgroup.Group
 					g.SetLimit(limit)
 					recursiveTree(&g, &tr, rc, depth)
@@ -247,7 +248,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 				for i := range rcs {
 					rcs[i] = newRunCounts(1 << (depth + 1))
 				}
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					var outer wsgroup.Group
 					for i := 0; i < groups; i++ {
 						outer.Go(func() error {
@@ -276,7 +277,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 				var tr concTracker
 				rc := newRunCounts(2 * tasks)
 				var nestedRan atomic.Int32
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					var g wsgroup.Group
 					g.SetLimit(limit)
 					body := func(id int) error {

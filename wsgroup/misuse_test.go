@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -18,7 +19,7 @@ func wantMisusePanic(t *testing.T, what string, f func()) {
 	t.Helper()
 	var v any
 	var panicked bool
-	runWithTimeout(t, func() { v, panicked = recoverPanic(f) })
+	testkit.Guard(t, func() { v, panicked = testkit.Recover(f) })
 	if !panicked {
 		t.Errorf("%s did not panic", what)
 		return
@@ -42,7 +43,7 @@ func TestGoNilPanics(t *testing.T) {
 			// The nil tasks were not counted: the group still works and
 			// Wait returns.
 			var ran atomic.Int32
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				for i := 0; i < 10; i++ {
 					g.Go(func() error { ran.Add(1); return nil })
 				}
@@ -63,9 +64,9 @@ func TestGoNilFromTaskPanics(t *testing.T) {
 	var g wsgroup.Group
 	var inner any
 	var innerPanicked bool
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		g.Go(func() error {
-			inner, innerPanicked = recoverPanic(func() { g.Go(nil) })
+			inner, innerPanicked = testkit.Recover(func() { g.Go(nil) })
 			return nil
 		})
 		if err := g.Wait(); err != nil {
@@ -96,7 +97,7 @@ func TestNilGroupPanics(t *testing.T) {
 func TestModesWhileActivePanic(t *testing.T) {
 	var g wsgroup.Group
 	release := make(chan struct{})
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		g.Go(func() error { <-release; return nil })
 		wantMisusePanic(t, "SetPanicMode while active", func() { g.SetPanicMode(wsgroup.PanicInWait) })
 		wantMisusePanic(t, "SetCancelMode while active", func() { g.SetCancelMode(wsgroup.SkipQueued) })

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -32,8 +33,8 @@ import (
 // task would pick it up (newest first) on top of the waiting task's stack
 // and never return. wsgroup's Wait runs only its own group's tasks.
 func TestWaitDoesNotRunForeignTasks(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			var g wsgroup.Group
 			g.Go(func() error {
 				ch := make(chan struct{})
@@ -60,7 +61,7 @@ func TestWaitDoesNotRunForeignTasks(t *testing.T) {
 func TestWaitOutsideRunsOwnTasks(t *testing.T) {
 	const requests, k = 2000, 4
 	var onWaiter, ran atomic.Int64
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		me := gid.Current()
 		for range requests {
 			var g wsgroup.Group
@@ -93,10 +94,10 @@ func TestWaitOutsideRunsOwnTasks(t *testing.T) {
 // inside a task (set the task aside until a slot frees) instead of waiting for a slot: if
 // it waited, the waiter would wait for itself.
 func TestRecursionUnderLimitOnWaiter(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, limit := range []int{1, 2} {
 			var ran atomic.Int64
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				for range 100 {
 					var g wsgroup.Group
 					g.SetLimit(limit)
@@ -147,7 +148,7 @@ func goroutineID() int64 {
 // it, or "" if there is no such goroutine.
 func goroutineStack(id int64) string {
 	prefix := fmt.Sprintf("goroutine %d [", id)
-	for _, s := range strings.Split(string(allStacks()), "\n\n") {
+	for _, s := range strings.Split(string(testkit.Stacks()), "\n\n") {
 		if strings.HasPrefix(s, prefix) {
 			return s
 		}
@@ -159,11 +160,12 @@ func goroutineStack(id int64) string {
 const waitFrame = "wsgroup.(*Group).Wait("
 
 // awaitInWait returns once goroutine id is inside Group.Wait (blocked, or
-// running its group's tasks). Only the hang guard bounds it.
-func awaitInWait(id int64) {
-	for !strings.Contains(goroutineStack(id), waitFrame) {
-		time.Sleep(100 * time.Microsecond)
-	}
+// running its group's tasks).
+func awaitInWait(t testing.TB, id int64) {
+	t.Helper()
+	testkit.WaitUntil(t, "the goroutine is in Group.Wait", func() bool {
+		return strings.Contains(goroutineStack(id), waitFrame)
+	})
 }
 
 // A waitingShape is a group whose tasks wait for each other, as errgroup
@@ -255,7 +257,7 @@ var waitingShapes = []waitingShape{
 			caller <- goroutineID()
 			waited <- g.Wait()
 		}()
-		awaitInWait(<-caller)
+		awaitInWait(t, <-caller)
 		// The group is active (its first task is blocked), so Go may be
 		// called while Wait waits.
 		g.Go(func() error { rc.ran(1); close(ch); return nil })
@@ -280,11 +282,11 @@ var waitingShapes = []waitingShape{
 // does not add workers when its workers block. Each also checks that every
 // task ran exactly once.
 func TestOutsideWaitBlockingTasks(t *testing.T) {
-	rounds := scale(20, 4)
+	rounds := testkit.Scale(20, 4)
 	for _, sh := range waitingShapes {
 		t.Run(sh.name, func(t *testing.T) {
-			withGOMAXPROCS(t, func(t *testing.T) {
-				runWithTimeout(t, func() {
+			testkit.ForProcs(t, func(t *testing.T) {
+				testkit.Guard(t, func() {
 					for range rounds {
 						sh.run(t)
 						if t.Failed() {
@@ -312,10 +314,10 @@ func TestOutsideWaitBlockingTasks(t *testing.T) {
 // caller may hold a lock that the other task takes, or the other task may
 // wait for something the caller does after its Wait returns).
 func TestOutsideWaitRunsNoForeignTask(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, own := range []int{0, 64} {
 			t.Run(fmt.Sprintf("own-queued=%d", own), func(t *testing.T) {
-				runWithTimeout(t, func() { waitRunsNoForeignTask(t, own) })
+				testkit.Guard(t, func() { waitRunsNoForeignTask(t, own) })
 			})
 		}
 	})
@@ -327,7 +329,7 @@ func waitRunsNoForeignTask(t *testing.T, own int) {
 	var a wsgroup.Group
 	release := make(chan struct{})
 	free := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(free) // if the hang guard abandons this run
+	t.Cleanup(free) // if the test fails before it releases them
 	started := make(chan struct{})
 	a.Go(func() error { close(started); <-release; return nil })
 	<-started
@@ -342,9 +344,9 @@ func waitRunsNoForeignTask(t *testing.T, own int) {
 		waited <- a.Wait()
 	}()
 	x := <-caller
-	awaitInWait(x)
+	awaitInWait(t, x)
 
-	loaders, perLoader := scale(8, 4), scale(40, 10)
+	loaders, perLoader := testkit.Scale(8, 4), testkit.Scale(40, 10)
 	const tasks, nested = 16, 4
 	var ran, foreign atomic.Int64
 	record := func() {

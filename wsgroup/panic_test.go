@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 	"go.uber.org/goleak"
 )
@@ -92,7 +93,7 @@ func TestPanicChild(t *testing.T) {
 func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 	for _, mode := range []string{"top", "waiter", "nested", "wait"} {
 		t.Run(mode, func(t *testing.T) {
-			s := crashChild(t, "TestPanicChild", panicChildEnv+"="+mode)
+			s := testkit.CrashChild(t, "TestPanicChild", panicChildEnv+"="+mode)
 			wants := []string{"panic: " + errPanicValue.Error(), "wsgroup_test.panicInTask"}
 			if mode == "wait" {
 				// Raised again by Wait, on the test's goroutine, with the
@@ -123,8 +124,8 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 // be lost with it: it is raised in A, and the outer group's Wait raises it
 // in turn (found in review: A ended as completed and nothing panicked).
 func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		guardOnOwnGoroutine(t, func() {
 			var outer wsgroup.Group
 			outer.SetPanicMode(wsgroup.PanicInWait)
 			outer.SetLimit(1) // one worker: h's tasks run in A's helping Wait
@@ -159,7 +160,7 @@ func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
 func TestGoexit(t *testing.T) {
 	for _, limit := range []int{-1, 1, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			runWithTimeout(t, func() {
+			guardOnOwnGoroutine(t, func() {
 				g, ctx := wsgroup.WithContext(context.Background())
 				g.SetLimit(limit)
 				const n = 100
@@ -200,8 +201,8 @@ func TestGoexit(t *testing.T) {
 // Goexit happened on the waiter. Fails if the Goexit is swallowed (Wait
 // returns) or if the goroutine ends before the rest of its group.
 func TestGoexitInTaskRunByWaiter(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			for round := 0; ; round++ {
 				if round == 10_000 {
 					t.Errorf("in %d rounds, Wait never ran its own task", round)
@@ -249,7 +250,7 @@ func TestGoexitInTaskRunByWaiter(t *testing.T) {
 func waitPanic(t *testing.T, g *wsgroup.Group) *wsgroup.PanicError {
 	t.Helper()
 	var err error
-	v, panicked := recoverPanic(func() { err = g.Wait() })
+	v, panicked := testkit.Recover(func() { err = g.Wait() })
 	if !panicked {
 		t.Errorf("Wait() returned %v, want a panic", err)
 		return nil
@@ -263,8 +264,8 @@ func waitPanic(t *testing.T, g *wsgroup.Group) *wsgroup.PanicError {
 }
 
 func TestPanicInWait(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			g, ctx := wsgroup.WithContext(context.Background())
 			g.SetPanicMode(wsgroup.PanicInWait)
 			// Tasks that only end once the context is canceled: the panic
@@ -309,8 +310,8 @@ func TestPanicInWait(t *testing.T) {
 // TestPanicInWaitCountsLaterPanics: every task panics; one is raised by
 // Wait, the others are counted.
 func TestPanicInWaitCountsLaterPanics(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			var g wsgroup.Group
 			g.SetPanicMode(wsgroup.PanicInWait)
 			const n = 200
@@ -338,7 +339,7 @@ func TestPanicInWaitCountsLaterPanics(t *testing.T) {
 // TestPanicInWaitAfterError: a panic outranks an error; the context's cause
 // stays the first cancellation's (the error).
 func TestPanicInWaitAfterError(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		errFirst := errors.New("first")
 		g, ctx := wsgroup.WithContext(context.Background())
 		g.SetPanicMode(wsgroup.PanicInWait)
@@ -364,8 +365,8 @@ func TestPanicInWaitAfterError(t *testing.T) {
 // At GOMAXPROCS=1 the nested tasks run on the outer task's own goroutine
 // (the helping Wait), where the default mode would end the program.
 func TestPanicInWaitNested(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			var outer wsgroup.Group
 			outer.SetPanicMode(wsgroup.PanicInWait)
 			var afterWait atomic.Bool
@@ -404,7 +405,7 @@ func TestPanicInWaitNested(t *testing.T) {
 
 // TestPanicInWaitGoexit: runtime.Goexit is not a panic, in either mode.
 func TestPanicInWaitGoexit(t *testing.T) {
-	runWithTimeout(t, func() {
+	guardOnOwnGoroutine(t, func() {
 		var g wsgroup.Group
 		g.SetPanicMode(wsgroup.PanicInWait)
 		g.SetLimit(1)
@@ -428,7 +429,7 @@ func TestPanicInWaitPanicNil(t *testing.T) {
 	if strings.Contains(os.Getenv("GODEBUG"), "panicnil=1") {
 		t.Skip("GODEBUG=panicnil=1: panic(nil) is recovered as nil; TestPanicInWaitPanicNilGODEBUG covers it")
 	}
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var g wsgroup.Group
 		g.SetPanicMode(wsgroup.PanicInWait)
 		g.Go(func() error { panic(nil) })
@@ -447,7 +448,7 @@ func TestPanicInWaitPanicNil(t *testing.T) {
 // TestPanicInWaitSticks: like the first error, the panic stays with the
 // group: a later Wait raises it again.
 func TestPanicInWaitSticks(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var g wsgroup.Group
 		g.SetPanicMode(wsgroup.PanicInWait)
 		g.Go(panicInTask)
@@ -469,7 +470,7 @@ func TestPanicInWaitPanicNilGODEBUG(t *testing.T) {
 		var g wsgroup.Group
 		g.SetPanicMode(wsgroup.PanicInWait)
 		g.Go(func() error { panic(nil) })
-		v, panicked := recoverPanic(func() { g.Wait() })
+		v, panicked := testkit.Recover(func() { g.Wait() })
 		pe, ok := v.(*wsgroup.PanicError)
 		switch {
 		case !panicked:

@@ -8,18 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
-)
 
-// ints returns n distinct pointers to 0, 1, ..., n-1.
-func ints(n int) []*int {
-	p := make([]*int, n)
-	for i := range p {
-		v := i
-		p[i] = &v
-	}
-	return p
-}
+	"github.com/go-steal/steal/internal/testkit"
+)
 
 func TestPopLIFO(t *testing.T) {
 	d := New[int](4)
@@ -466,12 +457,11 @@ func stressItems() int {
 func TestStress(t *testing.T) {
 	n := stressItems()
 	for _, retain := range []bool{false, true} {
-		for _, procs := range []int{1, 2, 4, 8} {
-			t.Run(fmt.Sprintf("retain=%v/GOMAXPROCS=%d", retain, procs), func(t *testing.T) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				stress(t, n, 3, uint64(procs), retain)
+		t.Run(fmt.Sprintf("retain=%v", retain), func(t *testing.T) {
+			testkit.ForProcs(t, func(t *testing.T) {
+				stress(t, n, 3, uint64(runtime.GOMAXPROCS(0)), retain)
 			})
-		}
+		})
 	}
 }
 
@@ -494,8 +484,7 @@ func stress(t *testing.T, n, thieves int, seed uint64, retain bool) {
 	var (
 		popped, stolen atomic.Int64
 		// Errors seen by the workers, reported by the test goroutine
-		// (which must not return, on a timeout, while a worker might
-		// still call t.Errorf).
+		// once they have all stopped.
 		errMu sync.Mutex
 		errs  []string
 		// Written by the owner, read after the run.
@@ -620,26 +609,7 @@ func stress(t *testing.T, n, thieves int, seed uint64, retain bool) {
 		}
 	}
 
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		run()
-	}()
-	limit := 2 * time.Minute
-	if dl, ok := t.Deadline(); ok {
-		// Fire before the test binary's own timeout does.
-		limit = min(limit, time.Until(dl)*9/10)
-	}
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	select {
-	case <-finished:
-	case <-timer.C:
-		buf := make([]byte, 16<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("stress test did not finish within %v (popped %d, stolen %d of %d); goroutines:\n%s",
-			limit, popped.Load(), stolen.Load(), n, buf)
-	}
+	testkit.Guard(t, run)
 
 	for _, e := range errs {
 		t.Error(e)

@@ -1,5 +1,10 @@
 package deque
 
+// Helpers of the package's tests: a look into a deque's ring and indices,
+// and items to push.
+
+import "strconv"
+
 // Cap returns the number of slots in d's current ring, or 0 if a zero Deque
 // has not allocated its ring yet.
 func (d *Deque[T]) Cap() int {
@@ -26,4 +31,22 @@ func (d *Deque[T]) SlotAt(i int64) *T {
 // Indices returns d's top and bottom.
 func (d *Deque[T]) Indices() (top, bottom int64) {
 	return d.top.Load(), d.bottom.Load()
+}
+
+// ints returns n distinct pointers to 0, 1, ..., n-1.
+func ints(n int) []*int {
+	p := make([]*int, n)
+	for i := range p {
+		v := i
+		p[i] = &v
+	}
+	return p
+}
+
+// show prints an item, or nil.
+func show(x *int) string {
+	if x == nil {
+		return "nil"
+	}
+	return "&" + strconv.Itoa(*x)
 }

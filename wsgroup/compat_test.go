@@ -128,29 +128,52 @@ func TestZeroGroup(t *testing.T) {
 	}
 }
 
-func TestWithContext(t *testing.T) {
-	errDoom := errors.New("wsgroup_test: doomed")
+// A contextCase is a case of errgroup's TestWithContext and
+// TestCancelCause: tasks returning errs, and what Wait must return.
+type contextCase struct {
+	errs []error
+	want error
+}
 
-	cases := []struct {
-		errs []error
-		want error
-	}{
+// contextCases returns the cases of TestWithContext and TestCancelCause.
+func contextCases() []contextCase {
+	errDoom := errors.New("wsgroup_test: doomed")
+	return []contextCase{
 		{want: nil},
 		{errs: []error{nil}, want: nil},
 		{errs: []error{errDoom}, want: errDoom},
 		{errs: []error{errDoom, nil}, want: errDoom},
 	}
+}
 
-	for _, tc := range cases {
+// waitContextCase submits tc's tasks to a new WithContext group with Go,
+// or with TryGo if tryGo, checks what Wait returns, and returns the
+// group's context.
+func waitContextCase(t *testing.T, tc contextCase, tryGo bool) context.Context {
+	t.Helper()
+	g, ctx := wsgroup.WithContext(context.Background())
+	how := "Go"
+	if tryGo {
+		how = "TryGo"
+	}
+	for _, err := range tc.errs {
+		if tryGo {
+			g.TryGo(func() error { return err })
+		} else {
+			g.Go(func() error { return err })
+		}
+	}
+	if err := g.Wait(); err != tc.want {
+		t.Errorf("after %s(return err) for err in %v: Wait() = %v, want %v",
+			how, tc.errs, err, tc.want)
+	}
+	return ctx
+}
+
+func TestWithContext(t *testing.T) {
+	for _, tc := range contextCases() {
 		testkit.Guard(t, func() {
-			g, ctx := wsgroup.WithContext(context.Background())
-			for _, err := range tc.errs {
-				g.Go(func() error { return err })
-			}
-			if err := g.Wait(); err != tc.want {
-				t.Errorf("after Go(return err) for err in %v: Wait() = %v, want %v",
-					tc.errs, err, tc.want)
-			}
+			ctx := waitContextCase(t, tc, false)
 			select {
 			case <-ctx.Done():
 			default:
@@ -255,28 +278,9 @@ func TestGoLimit(t *testing.T) {
 }
 
 func TestCancelCause(t *testing.T) {
-	errDoom := errors.New("wsgroup_test: doomed")
-
-	cases := []struct {
-		errs []error
-		want error
-	}{
-		{want: nil},
-		{errs: []error{nil}, want: nil},
-		{errs: []error{errDoom}, want: errDoom},
-		{errs: []error{errDoom, nil}, want: errDoom},
-	}
-
-	for _, tc := range cases {
+	for _, tc := range contextCases() {
 		testkit.Guard(t, func() {
-			g, ctx := wsgroup.WithContext(context.Background())
-			for _, err := range tc.errs {
-				g.TryGo(func() error { return err })
-			}
-			if err := g.Wait(); err != tc.want {
-				t.Errorf("after TryGo(return err) for err in %v: Wait() = %v, want %v",
-					tc.errs, err, tc.want)
-			}
+			ctx := waitContextCase(t, tc, true)
 			want := tc.want
 			if want == nil {
 				want = context.Canceled

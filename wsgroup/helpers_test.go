@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-steal/steal/internal/testkit"
+	"github.com/go-steal/steal/wsgroup"
 )
 
 // errPanicValue is what panicInTask panics with.
@@ -128,4 +129,34 @@ func guardOnOwnGoroutine(t testing.TB, f func()) {
 		}()
 		<-done
 	})
+}
+
+// runTasks gives g n tasks that each call body, waits, and checks that
+// Wait returned nil and that every task ran.
+func runTasks(t testing.TB, g *wsgroup.Group, n int, body func()) {
+	t.Helper()
+	var ran atomic.Int32
+	for range n {
+		g.Go(func() error { ran.Add(1); body(); return nil })
+	}
+	if err := g.Wait(); err != nil {
+		t.Errorf("Wait() = %v, want nil", err)
+	}
+	if got := ran.Load(); got != int32(n) {
+		t.Errorf("ran %d tasks, want %d", got, n)
+	}
+}
+
+// binaryTree returns a task at depth d that counts itself in ran and,
+// above depth, gives g two tasks one level deeper: 2^(depth-d+1)-1 tasks
+// in all.
+func binaryTree(g *wsgroup.Group, ran *atomic.Int64, d, depth int) func() error {
+	return func() error {
+		ran.Add(1)
+		if d < depth {
+			g.Go(binaryTree(g, ran, d+1, depth))
+			g.Go(binaryTree(g, ran, d+1, depth))
+		}
+		return nil
+	}
 }

@@ -28,47 +28,18 @@ func TestNoLeakAfterWait(t *testing.T) {
 	}{
 		{"zero-group", func(t *testing.T) {
 			var g wsgroup.Group
-			var ran atomic.Int32
-			for i := 0; i < 1000; i++ {
-				g.Go(func() error { ran.Add(1); return nil })
-			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
-			if n := ran.Load(); n != 1000 {
-				t.Errorf("ran %d tasks, want 1000", n)
-			}
+			runTasks(t, &g, 1000, func() {})
 		}},
 		{"SetLimit(3)", func(t *testing.T) {
 			var g wsgroup.Group
 			g.SetLimit(3)
-			var ran atomic.Int32
-			for i := 0; i < 1000; i++ {
-				g.Go(func() error { ran.Add(1); busy(); return nil })
-			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
-			if n := ran.Load(); n != 1000 {
-				t.Errorf("ran %d tasks, want 1000", n)
-			}
+			runTasks(t, &g, 1000, busy)
 		}},
 		{"SetLimit(3)-recursive", func(t *testing.T) {
 			var g wsgroup.Group
 			g.SetLimit(3)
-			var ran atomic.Int32
-			var node func(d int) func() error
-			node = func(d int) func() error {
-				return func() error {
-					ran.Add(1)
-					if d < 8 {
-						g.Go(node(d + 1))
-						g.Go(node(d + 1))
-					}
-					return nil
-				}
-			}
-			g.Go(node(0))
+			var ran atomic.Int64
+			g.Go(binaryTree(&g, &ran, 0, 8))
 			if err := g.Wait(); err != nil {
 				t.Errorf("Wait() = %v, want nil", err)
 			}
@@ -115,16 +86,8 @@ func TestNoLeakAfterWait(t *testing.T) {
 		{"reused-twice", func(t *testing.T) {
 			var g wsgroup.Group
 			for round := 0; round < 2; round++ {
-				var ran atomic.Int32
-				for i := 0; i < 100; i++ {
-					g.Go(func() error { ran.Add(1); return nil })
-				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("round %d: Wait() = %v, want nil", round, err)
-				}
-				if n := ran.Load(); n != 100 {
-					t.Errorf("round %d: ran %d tasks, want 100", round, n)
-				}
+				t.Logf("round %d", round)
+				runTasks(t, &g, 100, func() {})
 				g.SetLimit(2)
 			}
 		}},

@@ -101,18 +101,7 @@ func TestRecursionUnderLimitOnWaiter(t *testing.T) {
 				for range 100 {
 					var g wsgroup.Group
 					g.SetLimit(limit)
-					var node func(d int) func() error
-					node = func(d int) func() error {
-						return func() error {
-							ran.Add(1)
-							if d < 5 {
-								g.Go(node(d + 1))
-								g.Go(node(d + 1))
-							}
-							return nil
-						}
-					}
-					g.Go(node(0))
+					g.Go(binaryTree(&g, &ran, 0, 5))
 					if err := g.Wait(); err != nil {
 						t.Errorf("Wait() = %v", err)
 					}

@@ -117,6 +117,33 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 	}
 }
 
+// waitNestedPanic runs, in an outer PanicInWait group with the given
+// limit, one task A that gives a nested PanicInWait group the tasks fill
+// adds and waits for it. It returns the *PanicError the outer Wait panicked
+// with (nil, the test failed, if it did not), the nested group's
+// *PanicError it holds (nil if it holds something else), and whether the
+// nested Wait returned.
+func waitNestedPanic(t *testing.T, limit int, fill func(h *wsgroup.Group)) (outer, inner *wsgroup.PanicError, nestedReturned bool) {
+	t.Helper()
+	var g wsgroup.Group
+	g.SetPanicMode(wsgroup.PanicInWait)
+	g.SetLimit(limit)
+	var returned atomic.Bool
+	g.Go(func() error {
+		var h wsgroup.Group
+		h.SetPanicMode(wsgroup.PanicInWait)
+		fill(&h)
+		h.Wait()
+		returned.Store(true)
+		return nil
+	})
+	outer = waitPanic(t, &g)
+	if outer != nil {
+		inner, _ = outer.Value.(*wsgroup.PanicError)
+	}
+	return outer, inner, returned.Load()
+}
+
 // TestGoexitInHelpedTaskKeepsRecoveredPanic: task A waits on a nested
 // PanicInWait group h whose two tasks run in A's helping Wait, on A's
 // goroutine: the first panics (recovered by h), the second calls Goexit,
@@ -126,28 +153,18 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
 	testkit.ForProcs(t, func(t *testing.T) {
 		guardOnOwnGoroutine(t, func() {
-			var outer wsgroup.Group
-			outer.SetPanicMode(wsgroup.PanicInWait)
-			outer.SetLimit(1) // one worker: h's tasks run in A's helping Wait
-			var waitReturned atomic.Bool
-			outer.Go(func() error {
-				var h wsgroup.Group
-				h.SetPanicMode(wsgroup.PanicInWait)
+			// One worker: h's tasks run in A's helping Wait.
+			pe, inner, waitReturned := waitNestedPanic(t, 1, func(h *wsgroup.Group) {
 				h.Go(func() error { runtime.Goexit(); return nil }) // runs second
 				h.Go(panicInTask)                                   // runs first (newest first)
-				h.Wait()
-				waitReturned.Store(true)
-				return nil
 			})
-			pe := waitPanic(t, &outer)
-			if waitReturned.Load() {
+			if waitReturned {
 				t.Errorf("h.Wait returned; the Goexit should have ended task A")
 			}
 			if pe == nil {
 				return
 			}
-			inner, ok := pe.Value.(*wsgroup.PanicError)
-			if !ok || inner.Value != errPanicValue {
+			if inner == nil || inner.Value != errPanicValue {
 				t.Errorf("outer Wait panicked with %v, want h's *PanicError for %v", pe.Value, errPanicValue)
 			}
 		})
@@ -367,26 +384,16 @@ func TestPanicInWaitAfterError(t *testing.T) {
 func TestPanicInWaitNested(t *testing.T) {
 	testkit.ForProcs(t, func(t *testing.T) {
 		testkit.Guard(t, func() {
-			var outer wsgroup.Group
-			outer.SetPanicMode(wsgroup.PanicInWait)
-			var afterWait atomic.Bool
-			outer.Go(func() error {
-				var inner wsgroup.Group
-				inner.SetPanicMode(wsgroup.PanicInWait)
+			pe, innerPE, afterWait := waitNestedPanic(t, -1, func(inner *wsgroup.Group) {
 				for range 8 {
 					inner.Go(func() error { return nil })
 				}
 				inner.Go(panicInTask)
-				inner.Wait()
-				afterWait.Store(true)
-				return nil
 			})
-			pe := waitPanic(t, &outer)
 			if pe == nil {
 				return
 			}
-			innerPE, ok := pe.Value.(*wsgroup.PanicError)
-			if !ok {
+			if innerPE == nil {
 				t.Fatalf("outer PanicError.Value = %T %v, want the inner group's *PanicError", pe.Value, pe.Value)
 			}
 			if !errors.Is(pe, errPanicValue) {
@@ -395,7 +402,7 @@ func TestPanicInWaitNested(t *testing.T) {
 			if !bytes.Contains(innerPE.Stack, []byte("wsgroup_test.panicInTask")) {
 				t.Errorf("inner PanicError.Stack does not show the panicking function:\n%s", innerPE.Stack)
 			}
-			if afterWait.Load() {
+			if afterWait {
 				t.Errorf("the nested Wait returned; want it to panic")
 			}
 		})

@@ -43,9 +43,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 				return nil
 			})
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		if got := ran.Load(); got != n {
 			t.Errorf("ran %d tasks, want %d", got, n)
 		}
@@ -68,9 +66,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 					check(t, &g, func(f func() error) { g.Go(f) })
 					return nil
 				})
-				if err := outer.Wait(); err != nil {
-					t.Errorf("outer Wait() = %v, want nil", err)
-				}
+				wantNil(t, "outer Wait()", outer.Wait())
 			})
 		})
 		t.Run("same-group-from-task", func(t *testing.T) {
@@ -92,9 +88,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 					<-last
 					return nil
 				})
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 				if got := ran.Load(); got != n-1 {
 					t.Errorf("ran %d tasks, want %d", got, n-1)
 				}
@@ -132,9 +126,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 					}
 					return nil
 				})
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 				if want := items*(items-1)/2 + items*stages; sum != want {
 					t.Errorf("pipeline sum = %d, want %d", sum, want)
 				}
@@ -336,13 +328,9 @@ func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
 		return nil
 	})
 	<-bRan
-	if err := b.Wait(); err != nil {
-		t.Errorf("b.Wait() = %v, want nil", err)
-	}
+	wantNil(t, "b.Wait()", b.Wait())
 
-	if err := a.Wait(); err != nil {
-		t.Errorf("a.Wait() = %v, want nil", err)
-	}
+	wantNil(t, "a.Wait()", a.Wait())
 	for i := range many {
 		if err := many[i].Wait(); err != nil {
 			t.Errorf("Wait() of busy group %d = %v, want nil", i, err)

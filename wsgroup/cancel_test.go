@@ -38,9 +38,7 @@ func TestSkipQueuedWaitTwice(t *testing.T) {
 				t.Errorf("concurrent Wait() = %v, want nil: no task failed or was skipped", err)
 			}
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("third Wait() = %v, want nil", err)
-		}
+		wantNil(t, "third Wait()", g.Wait())
 	})
 	goleak.VerifyNone(t)
 }
@@ -150,9 +148,28 @@ func onOneWorker(t *testing.T, body func()) {
 	done := make(chan struct{})
 	outer.Go(func() error { defer close(done); body(); return nil })
 	<-done
-	if err := outer.Wait(); err != nil {
-		t.Errorf("outer Wait() = %v, want nil", err)
+	wantNil(t, "outer Wait()", outer.Wait())
+}
+
+// wantSkipped runs body (under the hang guard) on one worker (see
+// onOneWorker), where it fails a SkipQueued group with errStop and returns
+// what the group's Wait returned; the tasks it counts in ran are the ones
+// that must be skipped, described by what. It checks that Wait returned
+// errStop, that none of them ran, and that no goroutine is left.
+func wantSkipped(t *testing.T, what string, body func(ran *atomic.Int32) error) {
+	t.Helper()
+	var ran atomic.Int32
+	var err error
+	testkit.Guard(t, func() {
+		onOneWorker(t, func() { err = body(&ran) })
+	})
+	if err != errStop {
+		t.Errorf("Wait() = %v, want %v", err, errStop)
 	}
+	if got := ran.Load(); got != 0 {
+		t.Errorf("%d %s ran, want none", got, what)
+	}
+	goleak.VerifyNone(t)
 }
 
 // TestCancelQueuedTasks: the parent is canceled while 10k tasks are
@@ -226,29 +243,18 @@ func TestSkipQueuedAfterError(t *testing.T) {
 	const n = 100
 	for _, withCtx := range []bool{false, true} {
 		t.Run(fmt.Sprintf("context=%v", withCtx), func(t *testing.T) {
-			var ran atomic.Int32
-			var err error
-			testkit.Guard(t, func() {
-				onOneWorker(t, func() {
-					g := new(wsgroup.Group)
-					if withCtx {
-						g, _ = wsgroup.WithContext(context.Background())
-					}
-					g.SetCancelMode(wsgroup.SkipQueued)
-					for range n {
-						g.Go(func() error { ran.Add(1); return nil })
-					}
-					g.Go(func() error { return errStop })
-					err = g.Wait()
-				})
+			wantSkipped(t, "tasks queued before the failing one", func(ran *atomic.Int32) error {
+				g := new(wsgroup.Group)
+				if withCtx {
+					g, _ = wsgroup.WithContext(context.Background())
+				}
+				g.SetCancelMode(wsgroup.SkipQueued)
+				for range n {
+					g.Go(func() error { ran.Add(1); return nil })
+				}
+				g.Go(func() error { return errStop })
+				return g.Wait()
 			})
-			if err != errStop {
-				t.Errorf("Wait() = %v, want %v", err, errStop)
-			}
-			if got := ran.Load(); got != 0 {
-				t.Errorf("%d tasks queued before the failing one ran, want none", got)
-			}
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -294,9 +300,7 @@ func TestSkipQueuedGoAfterCancel(t *testing.T) {
 		g2, _ := wsgroup.WithContext(context.Background())
 		g2.SetCancelMode(wsgroup.SkipQueued)
 		g2.Go(count)
-		if err := g2.Wait(); err != nil {
-			t.Errorf("first Wait() = %v, want nil", err)
-		}
+		wantNil(t, "first Wait()", g2.Wait())
 		g2.Go(count)
 		if err := g2.Wait(); err != context.Canceled {
 			t.Errorf("Wait() after reuse = %v, want %v", err, context.Canceled)
@@ -384,9 +388,7 @@ func TestCancelWakesAndDrains(t *testing.T) {
 					cancel()
 					// Every task had started, so none was skipped:
 					// in both modes Wait reports nil, as errgroup's.
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 				})
 				goleak.VerifyNone(t)
 			})
@@ -403,27 +405,16 @@ func TestCancelWakesAndDrains(t *testing.T) {
 // returns. On one worker the order is fixed: the first task runs alone,
 // parks four tasks, queues a fifth, and fails.
 func TestSkipQueuedReleasesParkedTasks(t *testing.T) {
-	var ran atomic.Int32
-	var err error
-	testkit.Guard(t, func() {
-		onOneWorker(t, func() {
-			x, _ := wsgroup.WithContext(context.Background())
-			x.SetLimit(1)
-			x.SetCancelMode(wsgroup.SkipQueued)
-			x.Go(func() error {
-				for range 5 {
-					x.Go(func() error { ran.Add(1); return nil })
-				}
-				return errStop
-			})
-			err = x.Wait()
+	wantSkipped(t, "tasks queued behind the failing one", func(ran *atomic.Int32) error {
+		x, _ := wsgroup.WithContext(context.Background())
+		x.SetLimit(1)
+		x.SetCancelMode(wsgroup.SkipQueued)
+		x.Go(func() error {
+			for range 5 {
+				x.Go(func() error { ran.Add(1); return nil })
+			}
+			return errStop
 		})
+		return x.Wait()
 	})
-	if err != errStop {
-		t.Errorf("Wait() = %v, want %v", err, errStop)
-	}
-	if got := ran.Load(); got != 0 {
-		t.Errorf("%d tasks queued behind the failing one ran, want none", got)
-	}
-	goleak.VerifyNone(t)
 }

@@ -43,9 +43,7 @@ func TestRecursiveGoUnderLimit(t *testing.T) {
 					}
 				}
 				g.Go(node(1, 0))
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 			})
 			rc.check(t, 1)
 		})
@@ -102,9 +100,7 @@ func TestNestedWaitInLimitOneTask(t *testing.T) {
 				return inner.Wait()
 			})
 		}
-		if err := outer.Wait(); err != nil {
-			t.Errorf("outer Wait() = %v, want nil", err)
-		}
+		wantNil(t, "outer Wait()", outer.Wait())
 	})
 	if n := outerRan.Load(); n != outerTasks {
 		t.Errorf("%d outer tasks ran, want %d", n, outerTasks)
@@ -195,9 +191,7 @@ func TestConcurrentGoCallers(t *testing.T) {
 					}
 					close(start)
 					wg.Wait()
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 				})
 				rc.check(t, 0)
 			})
@@ -222,9 +216,7 @@ func TestGoWhileWaiting(t *testing.T) {
 			}
 		}
 		g.Go(link(0))
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		rc.check(t, 0)
 	}
 	for _, limit := range []int{-1, 1, 2} {
@@ -244,9 +236,7 @@ func TestGoWhileWaiting(t *testing.T) {
 					chain(t, &g)
 					return nil
 				})
-				if err := outer.Wait(); err != nil {
-					t.Errorf("outer Wait() = %v, want nil", err)
-				}
+				wantNil(t, "outer Wait()", outer.Wait())
 			})
 		})
 	}
@@ -271,9 +261,7 @@ func TestGoWhileWaiting(t *testing.T) {
 				return nil
 			})
 			go close(proceed)
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		})
 		rc.check(t, 0)
 	})
@@ -296,9 +284,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 						}
 						return b.Wait()
 					})
-					if err := a.Wait(); err != nil {
-						t.Errorf("a.Wait() = %v, want nil", err)
-					}
+					wantNil(t, "a.Wait()", a.Wait())
 				})
 				rc.check(t, 0)
 			})
@@ -319,12 +305,8 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 				close(release)
 				return b.Wait()
 			})
-			if err := a.Wait(); err != nil {
-				t.Errorf("a.Wait() = %v, want nil", err)
-			}
-			if err := b.Wait(); err != nil {
-				t.Errorf("b.Wait() = %v, want nil", err)
-			}
+			wantNil(t, "a.Wait()", a.Wait())
+			wantNil(t, "b.Wait()", b.Wait())
 		})
 		rc.check(t, 0)
 	})
@@ -353,9 +335,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 					return b.Wait()
 				})
 			}
-			if err := a.Wait(); err != nil {
-				t.Errorf("a.Wait() = %v, want nil", err)
-			}
+			wantNil(t, "a.Wait()", a.Wait())
 		})
 		rc.check(t, 0)
 	})
@@ -386,12 +366,8 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 				close(bFedA)
 				return inner.Wait()
 			})
-			if err := a.Wait(); err != nil {
-				t.Errorf("a.Wait() = %v, want nil", err)
-			}
-			if err := b.Wait(); err != nil {
-				t.Errorf("b.Wait() = %v, want nil", err)
-			}
+			wantNil(t, "a.Wait()", a.Wait())
+			wantNil(t, "b.Wait()", b.Wait())
 		})
 		rc.check(t, 0)
 	})
@@ -440,9 +416,7 @@ func TestNestedLimitedTree(t *testing.T) {
 				for r := 0; r < roots; r++ {
 					outer.Go(func() error { return node(r*size, 0, 0) })
 				}
-				if err := outer.Wait(); err != nil {
-					t.Errorf("outer Wait() = %v, want nil", err)
-				}
+				wantNil(t, "outer Wait()", outer.Wait())
 			})
 			rc.check(t, 0)
 			if tc.siblingSpawn {
@@ -489,9 +463,7 @@ func TestTryGoInsideTask(t *testing.T) {
 					}
 					return nil
 				})
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 				// Nothing is active any more: TryGo from outside succeeds.
 				if !g.TryGo(func() error { return nil }) {
 					t.Errorf("TryGo after Wait = false, want true")
@@ -521,9 +493,7 @@ func TestTryGoInsideTask(t *testing.T) {
 				}
 				return nil
 			})
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		})
 		if n := refused.Load(); n != 0 {
 			t.Errorf("TryGo with no limit refused %d times, want 0", n)

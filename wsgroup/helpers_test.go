@@ -139,9 +139,7 @@ func runTasks(t testing.TB, g *wsgroup.Group, n int, body func()) {
 	for range n {
 		g.Go(func() error { ran.Add(1); body(); return nil })
 	}
-	if err := g.Wait(); err != nil {
-		t.Errorf("Wait() = %v, want nil", err)
-	}
+	wantNil(t, "Wait()", g.Wait())
 	if got := ran.Load(); got != int32(n) {
 		t.Errorf("ran %d tasks, want %d", got, n)
 	}
@@ -158,5 +156,14 @@ func binaryTree(g *wsgroup.Group, ran *atomic.Int64, d, depth int) func() error 
 			g.Go(binaryTree(g, ran, d+1, depth))
 		}
 		return nil
+	}
+}
+
+// wantNil fails t unless err, the result of what (a call such as
+// "g.Wait()"), is nil.
+func wantNil(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%s = %v, want nil", what, err)
 	}
 }

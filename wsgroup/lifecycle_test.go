@@ -40,9 +40,7 @@ func TestNoLeakAfterWait(t *testing.T) {
 			g.SetLimit(3)
 			var ran atomic.Int64
 			g.Go(binaryTree(&g, &ran, 0, 8))
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 			if n := ran.Load(); n != 511 {
 				t.Errorf("ran %d tasks, want 511", n)
 			}
@@ -108,9 +106,7 @@ func TestNoLeakAfterWait(t *testing.T) {
 					return nil
 				})
 			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		}},
 		{"task-waits-on-other-group", func(t *testing.T) {
 			var a, b wsgroup.Group
@@ -121,12 +117,8 @@ func TestNoLeakAfterWait(t *testing.T) {
 				}
 				return b.Wait()
 			})
-			if err := a.Wait(); err != nil {
-				t.Errorf("a.Wait() = %v, want nil", err)
-			}
-			if err := b.Wait(); err != nil {
-				t.Errorf("b.Wait() = %v, want nil", err)
-			}
+			wantNil(t, "a.Wait()", a.Wait())
+			wantNil(t, "b.Wait()", b.Wait())
 		}},
 	}
 	for _, tc := range cases {
@@ -212,9 +204,7 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 			for range 4 {
 				g.Go(noop)
 			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		}},
 		{"nested", func(t *testing.T) {
 			var g wsgroup.Group
@@ -226,9 +216,7 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 				}
 				return h.Wait()
 			})
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 			if n := ran.Load(); n != 3 {
 				t.Errorf("%d nested tasks ran, want 3", n)
 			}
@@ -239,18 +227,14 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 			for range 4 {
 				g.Go(noop)
 			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		}},
 		{"context", func(t *testing.T) {
 			g, ctx := wsgroup.WithContext(context.Background())
 			for range 4 {
 				g.Go(func() error { return ctx.Err() })
 			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		}},
 	}
 	testkit.ForProcs(t, func(t *testing.T) {

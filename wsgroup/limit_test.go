@@ -56,9 +56,7 @@ func TestSetLimitWhileActivePanics(t *testing.T) {
 				}
 				v, panicked := testkit.Recover(func() { g.SetLimit(8) })
 				close(release)
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 				if !panicked {
 					t.Errorf("SetLimit with %d active tasks did not panic", active)
 					return
@@ -81,9 +79,7 @@ func TestSetLimitWhileActivePanics(t *testing.T) {
 				for i := 0; i < 16; i++ {
 					g.Go(func() error { ran.Add(1); return nil })
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("second Wait() = %v, want nil", err)
-				}
+				wantNil(t, "second Wait()", g.Wait())
 				if n := ran.Load(); n != 16 {
 					t.Errorf("ran %d tasks after the panic, want 16", n)
 				}
@@ -107,9 +103,7 @@ func TestNegativeLimit(t *testing.T) {
 			}
 		}
 		close(release)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 	})
 }
 
@@ -193,9 +187,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 							return nil
 						})
 					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 				})
 				check(t, "flat", &tr)
 				rc.check(t, 0)
@@ -230,9 +222,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 					var g wsgroup.Group
 					g.SetLimit(limit)
 					recursiveTree(&g, &tr, rc, depth)
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 				})
 				check(t, "recursive", &tr)
 				rc.check(t, 1)
@@ -258,9 +248,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 							return g.Wait()
 						})
 					}
-					if err := outer.Wait(); err != nil {
-						t.Errorf("outer Wait() = %v, want nil", err)
-					}
+					wantNil(t, "outer Wait()", outer.Wait())
 				})
 				for i := range trs {
 					check(t, fmt.Sprintf("nested group %d", i), &trs[i])
@@ -302,9 +290,7 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 							g.Go(func() error { return body(2*i + 1) })
 						}
 					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 				})
 				check(t, "tasks waiting on nested groups", &tr)
 				rc.check(t, 0)

@@ -47,9 +47,7 @@ func TestGoNilPanics(t *testing.T) {
 				for i := 0; i < 10; i++ {
 					g.Go(func() error { ran.Add(1); return nil })
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 			})
 			if n := ran.Load(); n != 10 {
 				t.Errorf("ran %d tasks after Go(nil), want 10", n)
@@ -69,9 +67,7 @@ func TestGoNilFromTaskPanics(t *testing.T) {
 			inner, innerPanicked = testkit.Recover(func() { g.Go(nil) })
 			return nil
 		})
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 	})
 	if !innerPanicked {
 		t.Fatalf("Go(nil) inside a task did not panic")
@@ -102,9 +98,7 @@ func TestModesWhileActivePanic(t *testing.T) {
 		wantMisusePanic(t, "SetPanicMode while active", func() { g.SetPanicMode(wsgroup.PanicInWait) })
 		wantMisusePanic(t, "SetCancelMode while active", func() { g.SetCancelMode(wsgroup.SkipQueued) })
 		close(release)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		// Between batches they may change again.
 		g.SetPanicMode(wsgroup.PanicInWait)
 		g.SetCancelMode(wsgroup.SkipQueued)

@@ -47,9 +47,7 @@ func TestWaitDoesNotRunForeignTasks(t *testing.T) {
 				close(ch)
 				return nil
 			})
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		})
 	})
 }
@@ -188,9 +186,7 @@ var waitingShapes = []waitingShape{
 				return nil
 			})
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		rc.check(t, 0)
 	}},
 	{"first-waits-for-last", func(t *testing.T) {
@@ -210,9 +206,7 @@ var waitingShapes = []waitingShape{
 				return nil
 			})
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		rc.check(t, 0)
 	}},
 	{"released-from-inside", func(t *testing.T) {
@@ -230,9 +224,7 @@ var waitingShapes = []waitingShape{
 				return nil
 			})
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		rc.check(t, 0)
 	}},
 	{"go-while-waiting", func(t *testing.T) {

@@ -192,9 +192,7 @@ func TestGoexit(t *testing.T) {
 						return nil
 					})
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 				wantExited := int32((n + 2) / 3)
 				if got := exited.Load(); got != wantExited {
 					t.Errorf("%d tasks called Goexit, want %d", got, wantExited)
@@ -420,9 +418,7 @@ func TestPanicInWaitGoexit(t *testing.T) {
 		for range 50 {
 			g.Go(func() error { ran.Add(1); runtime.Goexit(); return nil })
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		if got := ran.Load(); got != 50 {
 			t.Errorf("%d of 50 tasks ran", got)
 		}

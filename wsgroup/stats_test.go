@@ -386,12 +386,9 @@ func TestStatsWakes(t *testing.T) {
 // blocks) publishes its counts every 256 tasks, so they lag by fewer than
 // 256 tasks per worker.
 func TestStatsBusyWorkerPublishes(t *testing.T) {
-	testkit.SetProcs(t, 1)
 	const n = 1000
-	testkit.Guard(t, func() {
-		before := quietStats(t)
-		var g wsgroup.Group
-		ran, release := make(chan struct{}), make(chan struct{})
+	publishedWhileHeld(t, "the counts lag by fewer than 256 tasks per worker", func(g *wsgroup.Group, release <-chan struct{}) {
+		ran := make(chan struct{})
 		g.Go(func() error {
 			var inner wsgroup.Group
 			for range n {
@@ -403,26 +400,15 @@ func TestStatsBusyWorkerPublishes(t *testing.T) {
 			return nil
 		})
 		<-ran
-		testkit.WaitUntil(t, "the counts lag by fewer than 256 tasks per worker", func() bool {
-			d := wsgroup.ReadStats().Sub(before)
-			return d.Tasks+255*uint64(d.Workers) >= n
-		})
-		close(release)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait: %v", err)
-		}
-	})
+	}, func(d wsgroup.Stats) bool { return d.Tasks+255*uint64(d.Workers) >= n })
 }
 
 // TestStatsBlockedWorkerPublishes: a worker about to block in a Wait (its
 // group's only task runs on another worker) publishes its counts first:
 // here the one task of a nested group it ran just before.
 func TestStatsBlockedWorkerPublishes(t *testing.T) {
-	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
-		before := quietStats(t)
-		var g wsgroup.Group
-		taken, release := make(chan struct{}), make(chan struct{})
+	publishedWhileHeld(t, "the task the worker ran is counted", func(g *wsgroup.Group, release <-chan struct{}) {
+		taken := make(chan struct{})
 		g.Go(func() error {
 			var first, second wsgroup.Group
 			first.Go(func() error { return nil })
@@ -432,34 +418,37 @@ func TestStatsBlockedWorkerPublishes(t *testing.T) {
 			second.Wait()
 			return nil
 		})
-		testkit.WaitUntil(t, "the task the worker ran is counted", func() bool {
-			return wsgroup.ReadStats().Sub(before).Tasks > 0
-		})
-		close(release)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait: %v", err)
-		}
-	})
+	}, func(d wsgroup.Stats) bool { return d.Tasks > 0 })
 }
 
 // TestStatsReplacedWorkerPublishes: a worker whose goroutine a task ends
 // with runtime.Goexit publishes its counts before its replacement starts,
 // here while the replacement is held in the next task of its deque.
 func TestStatsReplacedWorkerPublishes(t *testing.T) {
-	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
-		before := quietStats(t)
-		var g wsgroup.Group
-		started, release := make(chan struct{}), make(chan struct{})
+	publishedWhileHeld(t, "the task the worker ran is counted", func(g *wsgroup.Group, release <-chan struct{}) {
+		started := make(chan struct{})
 		g.Go(func() error {
 			g.Go(func() error { close(started); <-release; return nil })
 			runtime.Goexit()
 			return nil
 		})
 		<-started
-		testkit.WaitUntil(t, "the task the worker ran is counted", func() bool {
-			return wsgroup.ReadStats().Sub(before).Tasks > 0
-		})
+	}, func(d wsgroup.Stats) bool { return d.Tasks > 0 })
+}
+
+// publishedWhileHeld, at GOMAXPROCS 1 and under the hang guard, has hold
+// give g tasks that stay active until release is closed, waits until the
+// counts moved since the scheduler was quiet satisfy published (what
+// describes that), releases the tasks and waits for g.
+func publishedWhileHeld(t *testing.T, what string, hold func(g *wsgroup.Group, release <-chan struct{}), published func(d wsgroup.Stats) bool) {
+	t.Helper()
+	testkit.SetProcs(t, 1)
+	testkit.Guard(t, func() {
+		before := quietStats(t)
+		var g wsgroup.Group
+		release := make(chan struct{})
+		hold(&g, release)
+		testkit.WaitUntil(t, what, func() bool { return published(wsgroup.ReadStats().Sub(before)) })
 		close(release)
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait: %v", err)

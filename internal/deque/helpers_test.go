@@ -3,7 +3,10 @@ package deque
 // Helpers of the package's tests: a look into a deque's ring and indices,
 // and items to push.
 
-import "strconv"
+import (
+	"strconv"
+	"testing"
+)
 
 // Cap returns the number of slots in d's current ring, or 0 if a zero Deque
 // has not allocated its ring yet.
@@ -49,4 +52,28 @@ func show(x *int) string {
 		return "nil"
 	}
 	return "&" + strconv.Itoa(*x)
+}
+
+// wantSteal fails t at once unless d.Steal() takes want.
+func wantSteal(t *testing.T, d *Deque[int], want *int) {
+	t.Helper()
+	if got, _ := d.Steal(); got != want {
+		t.Fatalf("Steal() = %s, want %s", show(got), show(want))
+	}
+}
+
+// wantPop fails t at once unless d.Pop() takes want.
+func wantPop(t *testing.T, d *Deque[int], want *int) {
+	t.Helper()
+	if got := d.Pop(); got != want {
+		t.Fatalf("Pop() = %s, want %s", show(got), show(want))
+	}
+}
+
+// wantCap fails t at once unless d's ring has want slots.
+func wantCap(t *testing.T, d *Deque[int], want int) {
+	t.Helper()
+	if got := d.Cap(); got != want {
+		t.Fatalf("Cap() = %d, want %d", got, want)
+	}
 }

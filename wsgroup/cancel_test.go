@@ -20,8 +20,8 @@ import (
 
 // TestSkipQueuedWaitTwice: a SkipQueued group whose tasks all ran returns
 // nil from every Wait, concurrent or repeated, although the first Wait
-// canceled its context (found in review: the later Waits saw that
-// cancellation and returned context.Canceled).
+// canceled its context: a later Wait must not take that cancellation for
+// one that skipped tasks and return context.Canceled.
 func TestSkipQueuedWaitTwice(t *testing.T) {
 	testkit.Guard(t, func() {
 		g, _ := wsgroup.WithContext(context.Background())

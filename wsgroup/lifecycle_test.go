@@ -137,7 +137,7 @@ func TestNoLeakAfterWait(t *testing.T) {
 //
 // It catches workers, replacement workers or helper goroutines (a
 // watchdog, a timer-driven retirer) that are never told to exit once
-// every group is done, or that wait for a wake-up that no longer comes
+// every group is done, or that wait for a wake-up that never comes
 // when the last of many concurrent groups finishes.
 func TestNoLeakAfterConcurrentRequests(t *testing.T) {
 	const clients = 100

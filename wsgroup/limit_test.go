@@ -111,8 +111,8 @@ func TestNegativeLimit(t *testing.T) {
 // task of the group has ended, as errgroup's blocking Go does, so a later
 // task may wait for an earlier one. Here the second task waits for the
 // cancellation that the first task's error causes; with a limit of one it
-// must not take the slot before the first has run. (A version that queued
-// the second task where it ran first deadlocked.)
+// must not take the slot before the first has run: a Go that queued the
+// second task where it ran first would deadlock.
 func TestLimitInTaskKeepsOrder(t *testing.T) {
 	errA := errors.New("a")
 	testkit.ForProcs(t, func(t *testing.T) {

@@ -149,7 +149,7 @@ func waitNestedPanic(t *testing.T, limit int, fill func(h *wsgroup.Group)) (oute
 // goroutine: the first panics (recovered by h), the second calls Goexit,
 // which unwinds A's Wait too (a documented difference). h's panic must not
 // be lost with it: it is raised in A, and the outer group's Wait raises it
-// in turn (found in review: A ended as completed and nothing panicked).
+// in turn, rather than A ending as completed with nothing raised.
 func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
 	testkit.ForProcs(t, func(t *testing.T) {
 		guardOnOwnGoroutine(t, func() {

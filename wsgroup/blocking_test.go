@@ -16,9 +16,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
-	"go.uber.org/goleak"
 )
 
 // TestTasksWaitingForLaterTasks: with no limit an errgroup user may write

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
-	"go.uber.org/goleak"
 )
 
 // TestSkipQueuedWaitTwice: a SkipQueued group whose tasks all ran returns

@@ -15,9 +15,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
-	"go.uber.org/goleak"
 )
 
 func TestNoLeakAfterWait(t *testing.T) {

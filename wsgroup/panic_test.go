@@ -5,7 +5,9 @@ package wsgroup_test
 // check in a child process (TestPanicChild). In PanicInWait mode the first
 // panic is recovered, cancels the context, the other tasks drain, and Wait
 // raises it again on its caller's goroutine. runtime.Goexit is not a
-// panic: the task counts as completed, in either mode.
+// panic: the task counts as completed, in either mode. Every Goexit test of
+// groups is here; For's (TestForGoexit) is with the loops, and the counts
+// of Goexits (TestStatsGoexit) with the stats.
 
 import (
 	"bytes"
@@ -20,10 +22,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
-	"go.uber.org/goleak"
 )
 
 // The panic tests run the test binary again with WSGROUP_PANIC_CHILD set,

@@ -73,6 +73,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
 	"github.com/go-steal/steal/internal/testkit"
 )
 

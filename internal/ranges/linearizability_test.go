@@ -60,6 +60,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
 	"github.com/go-steal/steal/internal/testkit"
 )
 

@@ -50,21 +50,6 @@ func TestRecursiveGoUnderLimit(t *testing.T) {
 	}
 }
 
-// fibGroups computes fib(n) with a new group per call.
-func fibGroups(n int) int {
-	if n < 2 {
-		return n
-	}
-	var g wsgroup.Group
-	var a, b int
-	g.Go(func() error { a = fibGroups(n - 1); return nil })
-	g.Go(func() error { b = fibGroups(n - 2); return nil })
-	if err := g.Wait(); err != nil {
-		panic(err)
-	}
-	return a + b
-}
-
 func TestFibNestedGroups(t *testing.T) {
 	testkit.ForProcs(t, func(t *testing.T) {
 		var got int

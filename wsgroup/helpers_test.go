@@ -4,6 +4,7 @@ package wsgroup_test
 // goroutine checks and the GOMAXPROCS sweep come from internal/testkit.
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync/atomic"
@@ -14,6 +15,8 @@ import (
 	"github.com/go-steal/steal/wsgroup"
 )
 
+// ---- Values ----
+
 // errPanicValue is what panicInTask panics with.
 var errPanicValue = errors.New("wsgroup test: task panic value")
 
@@ -21,14 +24,33 @@ var errPanicValue = errors.New("wsgroup test: task panic value")
 // PanicError stacks are checked for its name.
 func panicInTask() error { panic(errPanicValue) }
 
+// errStop is the error of a task or a cancellation that stops a group.
+var errStop = errors.New("wsgroup test: stop")
+
+// panicPrefix starts the message of every panic that wsgroup raises on misuse.
+const panicPrefix = "wsgroup: "
+
+// ---- Checks ----
+
+// wantNil fails t unless err, the result of what (a call such as
+// "g.Wait()"), is nil.
+func wantNil(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%s = %v, want nil", what, err)
+	}
+}
+
 // runCounts records how many times each task of a test ran.
 type runCounts struct {
 	counts []atomic.Int32
 	total  atomic.Int64
 }
 
+// newRunCounts returns the counts of n tasks.
 func newRunCounts(n int) *runCounts { return &runCounts{counts: make([]atomic.Int32, n)} }
 
+// ran counts a run of task i.
 func (c *runCounts) ran(i int) {
 	c.counts[i].Add(1)
 	c.total.Add(1)
@@ -60,6 +82,7 @@ type concTracker struct {
 	cur, max atomic.Int32
 }
 
+// enter counts a task that starts executing.
 func (c *concTracker) enter() {
 	n := c.cur.Add(1)
 	for {
@@ -70,7 +93,49 @@ func (c *concTracker) enter() {
 	}
 }
 
+// exit counts a task that stops executing.
 func (c *concTracker) exit() { c.cur.Add(-1) }
+
+// loopHits counts, per index, how often a loop ran it.
+type loopHits []atomic.Int32
+
+// body is a For body that counts its index.
+func (h loopHits) body(_ context.Context, i int) error {
+	h[i].Add(1)
+	return nil
+}
+
+// check fails the test unless every index ran exactly once.
+func (h loopHits) check(t *testing.T, what string) {
+	t.Helper()
+	bad := 0
+	for i := range h {
+		if c := h[i].Load(); c != 1 {
+			if bad++; bad <= 5 {
+				t.Errorf("%s: index %d of %d ran %d times, want 1", what, i, len(h), c)
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%s: %d indices in all did not run exactly once", what, bad)
+	}
+}
+
+// ---- Workloads ----
+
+// runTasks gives g n tasks that each call body, waits, and checks that
+// Wait returned nil and that every task ran.
+func runTasks(t testing.TB, g *wsgroup.Group, n int, body func()) {
+	t.Helper()
+	var ran atomic.Int32
+	for range n {
+		g.Go(func() error { ran.Add(1); body(); return nil })
+	}
+	wantNil(t, "Wait()", g.Wait())
+	if got := ran.Load(); got != int32(n) {
+		t.Errorf("ran %d tasks, want %d", got, n)
+	}
+}
 
 // busy does a little work and yields, so that tasks overlap if they can.
 func busy() {
@@ -82,6 +147,7 @@ func busy() {
 	spinSink.Add(uint64(x))
 }
 
+// spinSink keeps busy's work from being optimized away.
 var spinSink atomic.Uint64
 
 // treeSize is the number of nodes of a complete k-ary tree of the given
@@ -96,23 +162,36 @@ func treeSize(k, depth int) int {
 	return n
 }
 
-// errStop is the error of a task or a cancellation that stops a group.
-var errStop = errors.New("wsgroup test: stop")
-
-// panicPrefix starts the message of every panic that wsgroup raises on misuse.
-const panicPrefix = "wsgroup: "
-
-// waitWorkersRetired waits until no goroutine of the scheduler (a worker or
-// the watchdog) is left, which happens within a linger of the last task;
-// it fails the test if some remain after a second.
-func waitWorkersRetired(t testing.TB) {
-	t.Helper()
-	start := time.Now()
-	testkit.WaitGone(t, "steal/internal/sched.")
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("scheduler goroutines still ran %v after the last task, want under a second", d)
+// binaryTree returns a task at depth d that counts itself in ran and,
+// above depth, gives g two tasks one level deeper: 2^(depth-d+1)-1 tasks
+// in all.
+func binaryTree(g *wsgroup.Group, ran *atomic.Int64, d, depth int) func() error {
+	return func() error {
+		ran.Add(1)
+		if d < depth {
+			g.Go(binaryTree(g, ran, d+1, depth))
+			g.Go(binaryTree(g, ran, d+1, depth))
+		}
+		return nil
 	}
 }
+
+// fibGroups computes fib(n) with a new group per call.
+func fibGroups(n int) int {
+	if n < 2 {
+		return n
+	}
+	var g wsgroup.Group
+	var a, b int
+	g.Go(func() error { a = fibGroups(n - 1); return nil })
+	g.Go(func() error { b = fibGroups(n - 2); return nil })
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
+	return a + b
+}
+
+// ---- Goroutines ----
 
 // guardOnOwnGoroutine runs f under testkit.Guard on a goroutine of its own
 // and waits for it, for an f whose Wait may run a task that calls
@@ -131,39 +210,14 @@ func guardOnOwnGoroutine(t testing.TB, f func()) {
 	})
 }
 
-// runTasks gives g n tasks that each call body, waits, and checks that
-// Wait returned nil and that every task ran.
-func runTasks(t testing.TB, g *wsgroup.Group, n int, body func()) {
+// waitWorkersRetired waits until no goroutine of the scheduler (a worker or
+// the watchdog) is left, which happens within a linger of the last task;
+// it fails the test if some remain after a second.
+func waitWorkersRetired(t testing.TB) {
 	t.Helper()
-	var ran atomic.Int32
-	for range n {
-		g.Go(func() error { ran.Add(1); body(); return nil })
-	}
-	wantNil(t, "Wait()", g.Wait())
-	if got := ran.Load(); got != int32(n) {
-		t.Errorf("ran %d tasks, want %d", got, n)
-	}
-}
-
-// binaryTree returns a task at depth d that counts itself in ran and,
-// above depth, gives g two tasks one level deeper: 2^(depth-d+1)-1 tasks
-// in all.
-func binaryTree(g *wsgroup.Group, ran *atomic.Int64, d, depth int) func() error {
-	return func() error {
-		ran.Add(1)
-		if d < depth {
-			g.Go(binaryTree(g, ran, d+1, depth))
-			g.Go(binaryTree(g, ran, d+1, depth))
-		}
-		return nil
-	}
-}
-
-// wantNil fails t unless err, the result of what (a call such as
-// "g.Wait()"), is nil.
-func wantNil(t testing.TB, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Errorf("%s = %v, want nil", what, err)
+	start := time.Now()
+	testkit.WaitGone(t, "steal/internal/sched.")
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("scheduler goroutines still ran %v after the last task, want under a second", d)
 	}
 }

@@ -18,31 +18,6 @@ import (
 	"github.com/go-steal/steal/wsgroup"
 )
 
-// loopHits counts, per index, how often a loop ran it.
-type loopHits []atomic.Int32
-
-// body is a For body that counts its index.
-func (h loopHits) body(_ context.Context, i int) error {
-	h[i].Add(1)
-	return nil
-}
-
-// check fails the test unless every index ran exactly once.
-func (h loopHits) check(t *testing.T, what string) {
-	t.Helper()
-	bad := 0
-	for i := range h {
-		if c := h[i].Load(); c != 1 {
-			if bad++; bad <= 5 {
-				t.Errorf("%s: index %d of %d ran %d times, want 1", what, i, len(h), c)
-			}
-		}
-	}
-	if bad > 5 {
-		t.Errorf("%s: %d indices in all did not run exactly once", what, bad)
-	}
-}
-
 // loopSizes are the lengths the exactly-once tests run: the edges around
 // the number of ranges (P-1, P, P+1), primes, and a long one.
 func loopSizes() []int {

@@ -19,31 +19,6 @@ import (
 	"github.com/go-steal/steal/wsgroup"
 )
 
-// TestSkipQueuedWaitTwice: a SkipQueued group whose tasks all ran returns
-// nil from every Wait, concurrent or repeated, although the first Wait
-// canceled its context: a later Wait must not take that cancellation for
-// one that skipped tasks and return context.Canceled.
-func TestSkipQueuedWaitTwice(t *testing.T) {
-	testkit.Guard(t, func() {
-		g, _ := wsgroup.WithContext(context.Background())
-		g.SetCancelMode(wsgroup.SkipQueued)
-		ran := make(chan struct{})
-		g.Go(func() error { close(ran); return nil })
-		<-ran
-		errs := make(chan error, 2)
-		for range 2 {
-			go func() { errs <- g.Wait() }()
-		}
-		for range 2 {
-			if err := <-errs; err != nil {
-				t.Errorf("concurrent Wait() = %v, want nil: no task failed or was skipped", err)
-			}
-		}
-		wantNil(t, "third Wait()", g.Wait())
-	})
-	goleak.VerifyNone(t)
-}
-
 // TestErrorCancelsContextWhileTasksRun: the first error cancels the
 // context before Wait returns, so tasks that wait for cancellation end.
 func TestErrorCancelsContextWhileTasksRun(t *testing.T) {
@@ -358,6 +333,31 @@ func TestSkipQueuedWaitReturnsPromptly(t *testing.T) {
 	if got := ran.Load(); got >= n {
 		t.Errorf("all %d tasks ran; want the queued ones skipped", got)
 	}
+	goleak.VerifyNone(t)
+}
+
+// TestSkipQueuedWaitTwice: a SkipQueued group whose tasks all ran returns
+// nil from every Wait, concurrent or repeated, although the first Wait
+// canceled its context: a later Wait must not take that cancellation for
+// one that skipped tasks and return context.Canceled.
+func TestSkipQueuedWaitTwice(t *testing.T) {
+	testkit.Guard(t, func() {
+		g, _ := wsgroup.WithContext(context.Background())
+		g.SetCancelMode(wsgroup.SkipQueued)
+		ran := make(chan struct{})
+		g.Go(func() error { close(ran); return nil })
+		<-ran
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- g.Wait() }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Errorf("concurrent Wait() = %v, want nil: no task failed or was skipped", err)
+			}
+		}
+		wantNil(t, "third Wait()", g.Wait())
+	})
 	goleak.VerifyNone(t)
 }
 

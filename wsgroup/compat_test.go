@@ -19,83 +19,6 @@ import (
 	"github.com/go-steal/steal/wsgroup"
 )
 
-// TestFirstErrorWins: Wait returns one of the errors, the same one every
-// time, and it is the cause of the context's cancellation.
-func TestFirstErrorWins(t *testing.T) {
-	testkit.Guard(t, func() {
-		g, ctx := wsgroup.WithContext(context.Background())
-		const n = 200
-		errs := make(map[error]bool, n)
-		for i := 0; i < n; i++ {
-			err := fmt.Errorf("wsgroup_test: error %d", i)
-			errs[err] = true
-			g.Go(func() error { return err })
-		}
-		err := g.Wait()
-		if !errs[err] {
-			t.Errorf("Wait() = %v, want one of the tasks' errors", err)
-		}
-		if cause := context.Cause(ctx); cause != err {
-			t.Errorf("context.Cause(ctx) = %v, want %v (the error Wait returned)", cause, err)
-		}
-		if again := g.Wait(); again != err {
-			t.Errorf("second Wait() = %v, want %v", again, err)
-		}
-	})
-}
-
-// TestConcurrentWait: several goroutines may Wait at once (errgroup's
-// pipeline example does); all see the same error.
-func TestConcurrentWait(t *testing.T) {
-	testkit.Guard(t, func() {
-		errDoom := errors.New("wsgroup_test: doomed")
-		var g wsgroup.Group
-		release := make(chan struct{})
-		for i := 0; i < 32; i++ {
-			g.Go(func() error {
-				<-release
-				if i == 7 {
-					return errDoom
-				}
-				return nil
-			})
-		}
-		const waiters = 4
-		results := make(chan error, waiters)
-		for i := 0; i < waiters; i++ {
-			go func() { results <- g.Wait() }()
-		}
-		close(release)
-		if err := g.Wait(); err != errDoom {
-			t.Errorf("Wait() = %v, want %v", err, errDoom)
-		}
-		for i := 0; i < waiters; i++ {
-			if err := <-results; err != errDoom {
-				t.Errorf("concurrent Wait() = %v, want %v", err, errDoom)
-			}
-		}
-	})
-}
-
-// TestWaitWithoutGo: Wait on a fresh group returns at once, repeatedly.
-func TestWaitWithoutGo(t *testing.T) {
-	testkit.Guard(t, func() {
-		var g wsgroup.Group
-		for i := 0; i < 3; i++ {
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() on an empty group = %v, want nil", err)
-			}
-		}
-		g2, ctx := wsgroup.WithContext(context.Background())
-		if err := g2.Wait(); err != nil {
-			t.Errorf("Wait() on an empty WithContext group = %v, want nil", err)
-		}
-		if cause := context.Cause(ctx); cause != context.Canceled {
-			t.Errorf("context.Cause(ctx) = %v, want %v", cause, context.Canceled)
-		}
-	})
-}
-
 func TestZeroGroup(t *testing.T) {
 	err1 := errors.New("wsgroup_test: 1")
 	err2 := errors.New("wsgroup_test: 2")
@@ -291,4 +214,81 @@ func TestCancelCause(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFirstErrorWins: Wait returns one of the errors, the same one every
+// time, and it is the cause of the context's cancellation.
+func TestFirstErrorWins(t *testing.T) {
+	testkit.Guard(t, func() {
+		g, ctx := wsgroup.WithContext(context.Background())
+		const n = 200
+		errs := make(map[error]bool, n)
+		for i := 0; i < n; i++ {
+			err := fmt.Errorf("wsgroup_test: error %d", i)
+			errs[err] = true
+			g.Go(func() error { return err })
+		}
+		err := g.Wait()
+		if !errs[err] {
+			t.Errorf("Wait() = %v, want one of the tasks' errors", err)
+		}
+		if cause := context.Cause(ctx); cause != err {
+			t.Errorf("context.Cause(ctx) = %v, want %v (the error Wait returned)", cause, err)
+		}
+		if again := g.Wait(); again != err {
+			t.Errorf("second Wait() = %v, want %v", again, err)
+		}
+	})
+}
+
+// TestConcurrentWait: several goroutines may Wait at once (errgroup's
+// pipeline example does); all see the same error.
+func TestConcurrentWait(t *testing.T) {
+	testkit.Guard(t, func() {
+		errDoom := errors.New("wsgroup_test: doomed")
+		var g wsgroup.Group
+		release := make(chan struct{})
+		for i := 0; i < 32; i++ {
+			g.Go(func() error {
+				<-release
+				if i == 7 {
+					return errDoom
+				}
+				return nil
+			})
+		}
+		const waiters = 4
+		results := make(chan error, waiters)
+		for i := 0; i < waiters; i++ {
+			go func() { results <- g.Wait() }()
+		}
+		close(release)
+		if err := g.Wait(); err != errDoom {
+			t.Errorf("Wait() = %v, want %v", err, errDoom)
+		}
+		for i := 0; i < waiters; i++ {
+			if err := <-results; err != errDoom {
+				t.Errorf("concurrent Wait() = %v, want %v", err, errDoom)
+			}
+		}
+	})
+}
+
+// TestWaitWithoutGo: Wait on a fresh group returns at once, repeatedly.
+func TestWaitWithoutGo(t *testing.T) {
+	testkit.Guard(t, func() {
+		var g wsgroup.Group
+		for i := 0; i < 3; i++ {
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() on an empty group = %v, want nil", err)
+			}
+		}
+		g2, ctx := wsgroup.WithContext(context.Background())
+		if err := g2.Wait(); err != nil {
+			t.Errorf("Wait() on an empty WithContext group = %v, want nil", err)
+		}
+		if cause := context.Cause(ctx); cause != context.Canceled {
+			t.Errorf("context.Cause(ctx) = %v, want %v", cause, context.Canceled)
+		}
+	})
 }

@@ -15,147 +15,6 @@ import (
 	"github.com/go-steal/steal/wsgroup"
 )
 
-// TestSetLimitNegativeWhileRunning: errgroup lets SetLimit(-1) remove the
-// limit while tasks run. The task admitted under the old limit must still
-// release its slot, or a later limit would park tasks forever.
-func TestSetLimitNegativeWhileRunning(t *testing.T) {
-	testkit.Guard(t, func() {
-		var g wsgroup.Group
-		g.SetLimit(1)
-		started, release := make(chan struct{}), make(chan struct{})
-		g.Go(func() error { close(started); <-release; return nil })
-		<-started
-		g.SetLimit(-1)
-		close(release)
-		if err := g.Wait(); err != nil {
-			t.Fatalf("Wait() = %v", err)
-		}
-		g.SetLimit(1)
-		ran := make(chan struct{})
-		g.Go(func() error { close(ran); return nil })
-		if err := g.Wait(); err != nil {
-			t.Fatalf("second Wait() = %v", err)
-		}
-		select {
-		case <-ran:
-		default:
-			t.Fatal("the task after SetLimit(-1) then SetLimit(1) did not run")
-		}
-	})
-}
-
-func TestSetLimitWhileActivePanics(t *testing.T) {
-	for _, active := range []int{1, 2} {
-		t.Run(fmt.Sprintf("active=%d", active), func(t *testing.T) {
-			testkit.Guard(t, func() {
-				var g wsgroup.Group
-				g.SetLimit(4)
-				release := make(chan struct{})
-				for i := 0; i < active; i++ {
-					g.Go(func() error { <-release; return nil })
-				}
-				v, panicked := testkit.Recover(func() { g.SetLimit(8) })
-				close(release)
-				wantNil(t, "Wait()", g.Wait())
-				if !panicked {
-					t.Errorf("SetLimit with %d active tasks did not panic", active)
-					return
-				}
-				err, ok := v.(error)
-				if !ok {
-					t.Errorf("SetLimit panicked with %T %v, want an error value", v, v)
-					return
-				}
-				want := fmt.Sprintf("%smodify limit while %d goroutines in the group are still active", panicPrefix, active)
-				if err.Error() != want {
-					t.Errorf("SetLimit panicked with %q, want %q", err.Error(), want)
-				}
-				// The group is still usable, and SetLimit is allowed again
-				// once nothing is active.
-				if _, panicked := testkit.Recover(func() { g.SetLimit(8) }); panicked {
-					t.Errorf("SetLimit after Wait panicked")
-				}
-				var ran atomic.Int32
-				for i := 0; i < 16; i++ {
-					g.Go(func() error { ran.Add(1); return nil })
-				}
-				wantNil(t, "second Wait()", g.Wait())
-				if n := ran.Load(); n != 16 {
-					t.Errorf("ran %d tasks after the panic, want 16", n)
-				}
-			})
-		})
-	}
-}
-
-// TestNegativeLimit: a negative limit removes a previous limit.
-func TestNegativeLimit(t *testing.T) {
-	testkit.Guard(t, func() {
-		var g wsgroup.Group
-		g.SetLimit(1)
-		g.SetLimit(-1)
-		release := make(chan struct{})
-		const n = 64
-		for i := 0; i < n; i++ {
-			if !g.TryGo(func() error { <-release; return nil }) {
-				t.Errorf("TryGo #%d with no limit = false, want true", i)
-				break
-			}
-		}
-		close(release)
-		wantNil(t, "Wait()", g.Wait())
-	})
-}
-
-// A Go inside a task on a full limited group starts its task only after a
-// task of the group has ended, as errgroup's blocking Go does, so a later
-// task may wait for an earlier one. Here the second task waits for the
-// cancellation that the first task's error causes; with a limit of one it
-// must not take the slot before the first has run: a Go that queued the
-// second task where it ran first would deadlock.
-func TestLimitInTaskKeepsOrder(t *testing.T) {
-	errA := errors.New("a")
-	testkit.ForProcs(t, func(t *testing.T) {
-		for _, limit := range []int{1, 2} {
-			testkit.Guard(t, func() {
-				var outer wsgroup.Group
-				outer.Go(func() error {
-					g, ctx := wsgroup.WithContext(context.Background())
-					g.SetLimit(limit)
-					for range limit {
-						g.Go(func() error { return errA })
-					}
-					// Each of these waits for an earlier task's error.
-					for range limit {
-						g.Go(func() error { <-ctx.Done(); return nil })
-					}
-					return g.Wait()
-				})
-				if err := outer.Wait(); err != errA {
-					t.Errorf("limit %d: Wait returned %v, want %v", limit, err, errA)
-				}
-			})
-			// The same with a channel that the first task closes.
-			testkit.Guard(t, func() {
-				var outer wsgroup.Group
-				outer.Go(func() error {
-					var g wsgroup.Group
-					g.SetLimit(limit)
-					ch := make(chan struct{})
-					g.Go(func() error { close(ch); return nil })
-					for range limit {
-						g.Go(func() error { <-ch; return nil })
-					}
-					return g.Wait()
-				})
-				if err := outer.Wait(); err != nil {
-					t.Errorf("limit %d: Wait returned %v", limit, err)
-				}
-			})
-		}
-	})
-}
-
 // TestLimitBoundsConcurrency: under SetLimit(n) no more than n of the
 // group's tasks execute at once (a task counts from its first to its last
 // instruction, including while it waits on a nested group).
@@ -302,4 +161,145 @@ func TestLimitBoundsConcurrency(t *testing.T) {
 			t.Run("nested-waits-recursive", func(t *testing.T) { nestedWaits(t, true) })
 		})
 	}
+}
+
+// TestNegativeLimit: a negative limit removes a previous limit.
+func TestNegativeLimit(t *testing.T) {
+	testkit.Guard(t, func() {
+		var g wsgroup.Group
+		g.SetLimit(1)
+		g.SetLimit(-1)
+		release := make(chan struct{})
+		const n = 64
+		for i := 0; i < n; i++ {
+			if !g.TryGo(func() error { <-release; return nil }) {
+				t.Errorf("TryGo #%d with no limit = false, want true", i)
+				break
+			}
+		}
+		close(release)
+		wantNil(t, "Wait()", g.Wait())
+	})
+}
+
+// TestSetLimitNegativeWhileRunning: errgroup lets SetLimit(-1) remove the
+// limit while tasks run. The task admitted under the old limit must still
+// release its slot, or a later limit would park tasks forever.
+func TestSetLimitNegativeWhileRunning(t *testing.T) {
+	testkit.Guard(t, func() {
+		var g wsgroup.Group
+		g.SetLimit(1)
+		started, release := make(chan struct{}), make(chan struct{})
+		g.Go(func() error { close(started); <-release; return nil })
+		<-started
+		g.SetLimit(-1)
+		close(release)
+		if err := g.Wait(); err != nil {
+			t.Fatalf("Wait() = %v", err)
+		}
+		g.SetLimit(1)
+		ran := make(chan struct{})
+		g.Go(func() error { close(ran); return nil })
+		if err := g.Wait(); err != nil {
+			t.Fatalf("second Wait() = %v", err)
+		}
+		select {
+		case <-ran:
+		default:
+			t.Fatal("the task after SetLimit(-1) then SetLimit(1) did not run")
+		}
+	})
+}
+
+func TestSetLimitWhileActivePanics(t *testing.T) {
+	for _, active := range []int{1, 2} {
+		t.Run(fmt.Sprintf("active=%d", active), func(t *testing.T) {
+			testkit.Guard(t, func() {
+				var g wsgroup.Group
+				g.SetLimit(4)
+				release := make(chan struct{})
+				for i := 0; i < active; i++ {
+					g.Go(func() error { <-release; return nil })
+				}
+				v, panicked := testkit.Recover(func() { g.SetLimit(8) })
+				close(release)
+				wantNil(t, "Wait()", g.Wait())
+				if !panicked {
+					t.Errorf("SetLimit with %d active tasks did not panic", active)
+					return
+				}
+				err, ok := v.(error)
+				if !ok {
+					t.Errorf("SetLimit panicked with %T %v, want an error value", v, v)
+					return
+				}
+				want := fmt.Sprintf("%smodify limit while %d goroutines in the group are still active", panicPrefix, active)
+				if err.Error() != want {
+					t.Errorf("SetLimit panicked with %q, want %q", err.Error(), want)
+				}
+				// The group is still usable, and SetLimit is allowed again
+				// once nothing is active.
+				if _, panicked := testkit.Recover(func() { g.SetLimit(8) }); panicked {
+					t.Errorf("SetLimit after Wait panicked")
+				}
+				var ran atomic.Int32
+				for i := 0; i < 16; i++ {
+					g.Go(func() error { ran.Add(1); return nil })
+				}
+				wantNil(t, "second Wait()", g.Wait())
+				if n := ran.Load(); n != 16 {
+					t.Errorf("ran %d tasks after the panic, want 16", n)
+				}
+			})
+		})
+	}
+}
+
+// A Go inside a task on a full limited group starts its task only after a
+// task of the group has ended, as errgroup's blocking Go does, so a later
+// task may wait for an earlier one. Here the second task waits for the
+// cancellation that the first task's error causes; with a limit of one it
+// must not take the slot before the first has run: a Go that queued the
+// second task where it ran first would deadlock.
+func TestLimitInTaskKeepsOrder(t *testing.T) {
+	errA := errors.New("a")
+	testkit.ForProcs(t, func(t *testing.T) {
+		for _, limit := range []int{1, 2} {
+			testkit.Guard(t, func() {
+				var outer wsgroup.Group
+				outer.Go(func() error {
+					g, ctx := wsgroup.WithContext(context.Background())
+					g.SetLimit(limit)
+					for range limit {
+						g.Go(func() error { return errA })
+					}
+					// Each of these waits for an earlier task's error.
+					for range limit {
+						g.Go(func() error { <-ctx.Done(); return nil })
+					}
+					return g.Wait()
+				})
+				if err := outer.Wait(); err != errA {
+					t.Errorf("limit %d: Wait returned %v, want %v", limit, err, errA)
+				}
+			})
+			// The same with a channel that the first task closes.
+			testkit.Guard(t, func() {
+				var outer wsgroup.Group
+				outer.Go(func() error {
+					var g wsgroup.Group
+					g.SetLimit(limit)
+					ch := make(chan struct{})
+					g.Go(func() error { close(ch); return nil })
+					for range limit {
+						g.Go(func() error { <-ch; return nil })
+					}
+					return g.Wait()
+				})
+				if err := outer.Wait(); err != nil {
+					t.Errorf("limit %d: Wait returned %v", limit, err)
+				}
+			})
+		}
+	})
 }

@@ -27,31 +27,6 @@ import (
 	"github.com/go-steal/steal/wsgroup"
 )
 
-// TestWaitDoesNotRunForeignTasks: a task queues a task that waits for
-// something the first task does only after its nested Wait returns. errgroup
-// runs it on its own goroutine; a Wait that helped by running any queued
-// task would pick it up (newest first) on top of the waiting task's stack
-// and never return. wsgroup's Wait runs only its own group's tasks.
-func TestWaitDoesNotRunForeignTasks(t *testing.T) {
-	testkit.ForProcs(t, func(t *testing.T) {
-		testkit.Guard(t, func() {
-			var g wsgroup.Group
-			g.Go(func() error {
-				ch := make(chan struct{})
-				var inner wsgroup.Group
-				inner.Go(func() error { time.Sleep(time.Millisecond); return nil })
-				g.Go(func() error { <-ch; return nil })
-				if err := inner.Wait(); err != nil {
-					return err
-				}
-				close(ch)
-				return nil
-			})
-			wantNil(t, "Wait()", g.Wait())
-		})
-	})
-}
-
 // TestWaitOutsideRunsOwnTasks: a goroutine that submits a few tasks and
 // waits runs some of them itself. Fails if Wait outside the pool only
 // parks (every task would run on a worker), and if it runs a task twice or
@@ -378,4 +353,29 @@ func waitRunsNoForeignTask(t *testing.T, own int) {
 	if got := ownRan.Load(); got != int32(own) {
 		t.Errorf("%d of a's %d queued tasks ran, want all", got, own)
 	}
+}
+
+// TestWaitDoesNotRunForeignTasks: a task queues a task that waits for
+// something the first task does only after its nested Wait returns. errgroup
+// runs it on its own goroutine; a Wait that helped by running any queued
+// task would pick it up (newest first) on top of the waiting task's stack
+// and never return. wsgroup's Wait runs only its own group's tasks.
+func TestWaitDoesNotRunForeignTasks(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
+			var g wsgroup.Group
+			g.Go(func() error {
+				ch := make(chan struct{})
+				var inner wsgroup.Group
+				inner.Go(func() error { time.Sleep(time.Millisecond); return nil })
+				g.Go(func() error { <-ch; return nil })
+				if err := inner.Wait(); err != nil {
+					return err
+				}
+				close(ch)
+				return nil
+			})
+			wantNil(t, "Wait()", g.Wait())
+		})
+	})
 }

@@ -120,149 +120,6 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 	}
 }
 
-// waitNestedPanic runs, in an outer PanicInWait group with the given
-// limit, one task A that gives a nested PanicInWait group the tasks fill
-// adds and waits for it. It returns the *PanicError the outer Wait panicked
-// with (nil, the test failed, if it did not), the nested group's
-// *PanicError it holds (nil if it holds something else), and whether the
-// nested Wait returned.
-func waitNestedPanic(t *testing.T, limit int, fill func(h *wsgroup.Group)) (outer, inner *wsgroup.PanicError, nestedReturned bool) {
-	t.Helper()
-	var g wsgroup.Group
-	g.SetPanicMode(wsgroup.PanicInWait)
-	g.SetLimit(limit)
-	var returned atomic.Bool
-	g.Go(func() error {
-		var h wsgroup.Group
-		h.SetPanicMode(wsgroup.PanicInWait)
-		fill(&h)
-		h.Wait()
-		returned.Store(true)
-		return nil
-	})
-	outer = waitPanic(t, &g)
-	if outer != nil {
-		inner, _ = outer.Value.(*wsgroup.PanicError)
-	}
-	return outer, inner, returned.Load()
-}
-
-// TestGoexitInHelpedTaskKeepsRecoveredPanic: task A waits on a nested
-// PanicInWait group h whose two tasks run in A's helping Wait, on A's
-// goroutine: the first panics (recovered by h), the second calls Goexit,
-// which unwinds A's Wait too (a documented difference). h's panic must not
-// be lost with it: it is raised in A, and the outer group's Wait raises it
-// in turn, rather than A ending as completed with nothing raised.
-func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
-	testkit.ForProcs(t, func(t *testing.T) {
-		guardOnOwnGoroutine(t, func() {
-			// One worker: h's tasks run in A's helping Wait.
-			pe, inner, waitReturned := waitNestedPanic(t, 1, func(h *wsgroup.Group) {
-				h.Go(func() error { runtime.Goexit(); return nil }) // runs second
-				h.Go(panicInTask)                                   // runs first (newest first)
-			})
-			if waitReturned {
-				t.Errorf("h.Wait returned; the Goexit should have ended task A")
-			}
-			if pe == nil {
-				return
-			}
-			if inner == nil || inner.Value != errPanicValue {
-				t.Errorf("outer Wait panicked with %v, want h's *PanicError for %v", pe.Value, errPanicValue)
-			}
-		})
-		goleak.VerifyNone(t)
-	})
-}
-
-// TestGoexit: a task that calls runtime.Goexit (t.FailNow does) counts as
-// completed; no task is lost and Wait returns.
-func TestGoexit(t *testing.T) {
-	for _, limit := range []int{-1, 1, 2} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guardOnOwnGoroutine(t, func() {
-				g, ctx := wsgroup.WithContext(context.Background())
-				g.SetLimit(limit)
-				const n = 100
-				var ran, exited atomic.Int32
-				for i := 0; i < n; i++ {
-					g.Go(func() error {
-						if i%3 == 0 {
-							defer exited.Add(1)
-							runtime.Goexit()
-						}
-						ran.Add(1)
-						return nil
-					})
-				}
-				wantNil(t, "Wait()", g.Wait())
-				wantExited := int32((n + 2) / 3)
-				if got := exited.Load(); got != wantExited {
-					t.Errorf("%d tasks called Goexit, want %d", got, wantExited)
-				}
-				if got := ran.Load(); got != n-wantExited {
-					t.Errorf("%d tasks ran to the end, want %d", got, n-wantExited)
-				}
-				if cause := context.Cause(ctx); cause != context.Canceled {
-					t.Errorf("context.Cause(ctx) = %v, want %v", cause, context.Canceled)
-				}
-			})
-		})
-	}
-}
-
-// TestGoexitInTaskRunByWaiter: a task that calls runtime.Goexit while it
-// runs on the goroutine of its group's Wait ends that goroutine, as the
-// package documentation says, but only after Wait has waited for the rest
-// of the group. Each round submits a task that calls Goexit when it runs on
-// the waiter and a slower one that it waits for; rounds repeat until a
-// Goexit happened on the waiter. Fails if the Goexit is swallowed (Wait
-// returns) or if the goroutine ends before the rest of its group.
-func TestGoexitInTaskRunByWaiter(t *testing.T) {
-	testkit.ForProcs(t, func(t *testing.T) {
-		testkit.Guard(t, func() {
-			for round := 0; ; round++ {
-				if round == 10_000 {
-					t.Errorf("in %d rounds, Wait never ran its own task", round)
-					return
-				}
-				var other atomic.Bool
-				var returned, exitedAfterOther atomic.Bool
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					defer func() { exitedAfterOther.Store(other.Load()) }()
-					me := gid.Current()
-					var g wsgroup.Group
-					g.Go(func() error {
-						for range 1000 {
-							runtime.Gosched() // long enough to still run when Goexit comes
-						}
-						other.Store(true)
-						return nil
-					})
-					g.Go(func() error {
-						if gid.Current() == me {
-							runtime.Goexit()
-						}
-						return nil
-					})
-					g.Wait()
-					returned.Store(true)
-				}()
-				<-done
-				if returned.Load() {
-					continue // the Goexit task ran on a worker this time
-				}
-				if !exitedAfterOther.Load() {
-					t.Errorf("the waiter's goroutine ended before the rest of its group had run")
-				}
-				return
-			}
-		})
-	})
-}
-
 // waitPanic calls g.Wait and returns the *PanicError it panicked with; it
 // fails the test if Wait returned or panicked with something else.
 func waitPanic(t *testing.T, g *wsgroup.Group) *wsgroup.PanicError {
@@ -411,24 +268,6 @@ func TestPanicInWaitNested(t *testing.T) {
 	})
 }
 
-// TestPanicInWaitGoexit: runtime.Goexit is not a panic, in either mode.
-func TestPanicInWaitGoexit(t *testing.T) {
-	guardOnOwnGoroutine(t, func() {
-		var g wsgroup.Group
-		g.SetPanicMode(wsgroup.PanicInWait)
-		g.SetLimit(1)
-		var ran atomic.Int32
-		for range 50 {
-			g.Go(func() error { ran.Add(1); runtime.Goexit(); return nil })
-		}
-		wantNil(t, "Wait()", g.Wait())
-		if got := ran.Load(); got != 50 {
-			t.Errorf("%d of 50 tasks ran", got)
-		}
-	})
-	goleak.VerifyNone(t)
-}
-
 // TestPanicInWaitPanicNil: panic(nil) is a panic (a *runtime.PanicNilError
 // since Go 1.21), recovered like any other.
 func TestPanicInWaitPanicNil(t *testing.T) {
@@ -496,4 +335,165 @@ func TestPanicInWaitPanicNilGODEBUG(t *testing.T) {
 	if err != nil || !bytes.Contains(out, []byte("RESULT: ok\n")) {
 		t.Errorf("child: %v; want RESULT: ok; output:\n%s", err, out)
 	}
+}
+
+// TestGoexit: a task that calls runtime.Goexit (t.FailNow does) counts as
+// completed; no task is lost and Wait returns.
+func TestGoexit(t *testing.T) {
+	for _, limit := range []int{-1, 1, 2} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			guardOnOwnGoroutine(t, func() {
+				g, ctx := wsgroup.WithContext(context.Background())
+				g.SetLimit(limit)
+				const n = 100
+				var ran, exited atomic.Int32
+				for i := 0; i < n; i++ {
+					g.Go(func() error {
+						if i%3 == 0 {
+							defer exited.Add(1)
+							runtime.Goexit()
+						}
+						ran.Add(1)
+						return nil
+					})
+				}
+				wantNil(t, "Wait()", g.Wait())
+				wantExited := int32((n + 2) / 3)
+				if got := exited.Load(); got != wantExited {
+					t.Errorf("%d tasks called Goexit, want %d", got, wantExited)
+				}
+				if got := ran.Load(); got != n-wantExited {
+					t.Errorf("%d tasks ran to the end, want %d", got, n-wantExited)
+				}
+				if cause := context.Cause(ctx); cause != context.Canceled {
+					t.Errorf("context.Cause(ctx) = %v, want %v", cause, context.Canceled)
+				}
+			})
+		})
+	}
+}
+
+// TestPanicInWaitGoexit: runtime.Goexit is not a panic, in either mode.
+func TestPanicInWaitGoexit(t *testing.T) {
+	guardOnOwnGoroutine(t, func() {
+		var g wsgroup.Group
+		g.SetPanicMode(wsgroup.PanicInWait)
+		g.SetLimit(1)
+		var ran atomic.Int32
+		for range 50 {
+			g.Go(func() error { ran.Add(1); runtime.Goexit(); return nil })
+		}
+		wantNil(t, "Wait()", g.Wait())
+		if got := ran.Load(); got != 50 {
+			t.Errorf("%d of 50 tasks ran", got)
+		}
+	})
+	goleak.VerifyNone(t)
+}
+
+// TestGoexitInTaskRunByWaiter: a task that calls runtime.Goexit while it
+// runs on the goroutine of its group's Wait ends that goroutine, as the
+// package documentation says, but only after Wait has waited for the rest
+// of the group. Each round submits a task that calls Goexit when it runs on
+// the waiter and a slower one that it waits for; rounds repeat until a
+// Goexit happened on the waiter. Fails if the Goexit is swallowed (Wait
+// returns) or if the goroutine ends before the rest of its group.
+func TestGoexitInTaskRunByWaiter(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
+			for round := 0; ; round++ {
+				if round == 10_000 {
+					t.Errorf("in %d rounds, Wait never ran its own task", round)
+					return
+				}
+				var other atomic.Bool
+				var returned, exitedAfterOther atomic.Bool
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					defer func() { exitedAfterOther.Store(other.Load()) }()
+					me := gid.Current()
+					var g wsgroup.Group
+					g.Go(func() error {
+						for range 1000 {
+							runtime.Gosched() // long enough to still run when Goexit comes
+						}
+						other.Store(true)
+						return nil
+					})
+					g.Go(func() error {
+						if gid.Current() == me {
+							runtime.Goexit()
+						}
+						return nil
+					})
+					g.Wait()
+					returned.Store(true)
+				}()
+				<-done
+				if returned.Load() {
+					continue // the Goexit task ran on a worker this time
+				}
+				if !exitedAfterOther.Load() {
+					t.Errorf("the waiter's goroutine ended before the rest of its group had run")
+				}
+				return
+			}
+		})
+	})
+}
+
+// waitNestedPanic runs, in an outer PanicInWait group with the given
+// limit, one task A that gives a nested PanicInWait group the tasks fill
+// adds and waits for it. It returns the *PanicError the outer Wait panicked
+// with (nil, the test failed, if it did not), the nested group's
+// *PanicError it holds (nil if it holds something else), and whether the
+// nested Wait returned.
+func waitNestedPanic(t *testing.T, limit int, fill func(h *wsgroup.Group)) (outer, inner *wsgroup.PanicError, nestedReturned bool) {
+	t.Helper()
+	var g wsgroup.Group
+	g.SetPanicMode(wsgroup.PanicInWait)
+	g.SetLimit(limit)
+	var returned atomic.Bool
+	g.Go(func() error {
+		var h wsgroup.Group
+		h.SetPanicMode(wsgroup.PanicInWait)
+		fill(&h)
+		h.Wait()
+		returned.Store(true)
+		return nil
+	})
+	outer = waitPanic(t, &g)
+	if outer != nil {
+		inner, _ = outer.Value.(*wsgroup.PanicError)
+	}
+	return outer, inner, returned.Load()
+}
+
+// TestGoexitInHelpedTaskKeepsRecoveredPanic: task A waits on a nested
+// PanicInWait group h whose two tasks run in A's helping Wait, on A's
+// goroutine: the first panics (recovered by h), the second calls Goexit,
+// which unwinds A's Wait too (a documented difference). h's panic must not
+// be lost with it: it is raised in A, and the outer group's Wait raises it
+// in turn, rather than A ending as completed with nothing raised.
+func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
+		guardOnOwnGoroutine(t, func() {
+			// One worker: h's tasks run in A's helping Wait.
+			pe, inner, waitReturned := waitNestedPanic(t, 1, func(h *wsgroup.Group) {
+				h.Go(func() error { runtime.Goexit(); return nil }) // runs second
+				h.Go(panicInTask)                                   // runs first (newest first)
+			})
+			if waitReturned {
+				t.Errorf("h.Wait returned; the Goexit should have ended task A")
+			}
+			if pe == nil {
+				return
+			}
+			if inner == nil || inner.Value != errPanicValue {
+				t.Errorf("outer Wait panicked with %v, want h's *PanicError for %v", pe.Value, errPanicValue)
+			}
+		})
+		goleak.VerifyNone(t)
+	})
 }

@@ -7,29 +7,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/go-steal/steal/adapter"
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
 var kinds = []adapter.Kind{adapter.Errgroup, adapter.Wsgroup}
-
-// guard runs f and fails the test if it has not returned after a generous
-// minute (a hang), with the goroutines' stacks.
-func guard(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatalf("hang")
-	}
-}
 
 func TestNewPicksTheImplementation(t *testing.T) {
 	if _, ok := adapter.New(adapter.Errgroup).(*errgroup.Group); !ok {
@@ -164,7 +151,7 @@ func TestBehaviourBothKinds(t *testing.T) {
 	for _, c := range checks {
 		for _, k := range kinds {
 			t.Run(c.name+"/"+string(k), func(t *testing.T) {
-				guard(t, func() { c.run(t, k) })
+				testkit.Guard(t, func() { c.run(t, k) })
 				goleak.VerifyNone(t)
 			})
 		}

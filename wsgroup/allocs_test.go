@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -21,13 +22,12 @@ import (
 // (with several workers a thief keeps the records of the tasks it stole,
 // and the victim makes new ones: an amortized cost bounded by the steals).
 // AllocsPerRun reports whole allocations per run, so 0 here means fewer
-// than one per 100 calls over 200 runs; it was 4 per run (the deque's
-// ring growing and shrinking with each batch) before the deque's floor
-// was raised.
+// than one per 100 calls over 200 runs. It catches a deque whose ring
+// grows and shrinks with each batch (a floor too low for the batch).
 func TestGoFromWorkerAllocatesNothing(t *testing.T) {
 	var allocs float64
 	var ran atomic.Int64
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var outer wsgroup.Group
 		outer.SetLimit(1)
 		outer.Go(func() error {
@@ -77,7 +77,7 @@ func TestGoFromOutsideAllocation(t *testing.T) {
 		}
 	}
 	var allocs float64
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		run()
 		allocs = testing.AllocsPerRun(20, run)
 	})

@@ -133,14 +133,7 @@ func benchCheckSlots(b *testing.B, done []atomic.Uint32, out []uint64) {
 func benchInline() benchGroup { return new(workload.InlineGroup) }
 
 // BenchmarkTiny: 100k tiny tasks (~12 ns each) from outside, no limit.
-func BenchmarkTiny(b *testing.B) {
-	rounds := benchTinyRounds()
-	for _, im := range benchImpls {
-		b.Run(im.name, func(b *testing.B) { benchBatch(b, im.newGroup, benchBatchTasks, rounds, 0) })
-	}
-	b.Run("impl=inline", func(b *testing.B) { benchBatch(b, benchInline, benchBatchTasks, rounds, 0) })
-	b.Run("impl=serial", func(b *testing.B) { benchSerial(b, benchBatchTasks, rounds) })
-}
+func BenchmarkTiny(b *testing.B) { benchFlat(b, benchTinyRounds()) }
 
 // BenchmarkTinyLimit: 100k tiny tasks from outside under SetLimit(GOMAXPROCS).
 func BenchmarkTinyLimit(b *testing.B) {
@@ -154,8 +147,12 @@ func BenchmarkTinyLimit(b *testing.B) {
 
 // BenchmarkMicro1us: 100k tasks of ~1.1 µs of CPU work from outside, no limit.
 // Compare wsgroup's ns/task with serial's divided by GOMAXPROCS (the ideal).
-func BenchmarkMicro1us(b *testing.B) {
-	rounds := benchMicroRounds()
+func BenchmarkMicro1us(b *testing.B) { benchFlat(b, benchMicroRounds()) }
+
+// benchFlat runs a batch of benchBatchTasks tasks of the given rounds from
+// outside, with no limit, on every implementation and on the floors
+// (inline and serial).
+func benchFlat(b *testing.B, rounds int) {
 	for _, im := range benchImpls {
 		b.Run(im.name, func(b *testing.B) { benchBatch(b, im.newGroup, benchBatchTasks, rounds, 0) })
 	}

@@ -1,19 +1,18 @@
 package wsgroup_test
 
 import (
-	"flag"
 	"os"
 	"testing"
-	"time"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // TestExamplesTerminate runs every example under the hang guard before go
 // test runs them as examples (tests run first), with their output discarded.
 // Examples have no *testing.T, so a deadlocked example would otherwise hang
-// the whole run until -timeout. If one hangs, this test fails with a goroutine
-// dump and sets -test.skip so that the examples are not run again (they would
-// hang the same way); their output is still checked on every run in which they
-// terminate.
+// the whole run until -timeout; under the guard it ends the test binary
+// with a dump of every goroutine. Their output is checked when go test
+// runs them as examples.
 func TestExamplesTerminate(t *testing.T) {
 	examples := []struct {
 		name string
@@ -44,26 +43,7 @@ func TestExamplesTerminate(t *testing.T) {
 	defer restore()
 
 	for _, ex := range examples {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			ex.f()
-		}()
-		timer := time.NewTimer(hangTimeout())
-		select {
-		case <-done:
-			timer.Stop()
-		case <-timer.C:
-			// The example's goroutine is abandoned (and keeps devNull
-			// open); the run has failed anyway.
-			restore()
-			abandoned.Store(true)
-			if f := flag.Lookup("test.skip"); f != nil && f.Value.String() == "" {
-				f.Value.Set("^Example")
-			}
-			t.Fatalf("hang: %s still not finished after %v (examples will be skipped); all goroutines:\n%s",
-				ex.name, hangTimeout(), allStacks())
-		}
+		t.Run(ex.name, func(t *testing.T) { testkit.Guard(t, ex.f) })
 	}
 	devNull.Close()
 }

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -21,9 +22,9 @@ import (
 // RunQueued mode every task ran once, in SkipQueued mode none ran twice.
 // Nothing may hang or leak.
 func TestStressFailureModes(t *testing.T) {
-	trees := scale(300, 40)
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	trees := testkit.Scale(300, 40)
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			for i := range trees {
 				r := rand.New(rand.NewPCG(uint64(i), 7))
 				var st failureStats
@@ -101,7 +102,7 @@ func runFailureNode(t *testing.T, seed uint64, depth int, st *failureStats) {
 		}
 	}
 	var err error
-	v, didPanic := recoverPanic(func() { err = g.Wait() })
+	v, didPanic := testkit.Recover(func() { err = g.Wait() })
 	if !skip && ran.Load() != int64(n) {
 		t.Errorf("depth %d: RunQueued, Wait returned after %d of %d tasks ran", depth, ran.Load(), n)
 	}

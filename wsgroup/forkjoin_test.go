@@ -10,76 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
-
-// runCounts records how many times each task of a test ran.
-type runCounts struct {
-	counts []atomic.Int32
-	total  atomic.Int64
-}
-
-func newRunCounts(n int) *runCounts { return &runCounts{counts: make([]atomic.Int32, n)} }
-
-func (c *runCounts) ran(i int) {
-	c.counts[i].Add(1)
-	c.total.Add(1)
-}
-
-// check reports an error unless every task in [from, len) ran exactly once.
-func (c *runCounts) check(t testing.TB, from int) {
-	t.Helper()
-	want := int64(len(c.counts) - from)
-	if got := c.total.Load(); got != want {
-		t.Errorf("%d task runs in all, want %d", got, want)
-	}
-	bad := 0
-	for i := from; i < len(c.counts); i++ {
-		if n := c.counts[i].Load(); n != 1 {
-			if bad < 10 {
-				t.Errorf("task %d ran %d times, want exactly once", i, n)
-			}
-			bad++
-		}
-	}
-	if bad > 10 {
-		t.Errorf("... and %d more tasks did not run exactly once", bad-10)
-	}
-}
-
-// concTracker tracks how many tasks of one group execute at once.
-type concTracker struct {
-	cur, max atomic.Int32
-}
-
-func (c *concTracker) enter() {
-	n := c.cur.Add(1)
-	for {
-		m := c.max.Load()
-		if n <= m || c.max.CompareAndSwap(m, n) {
-			return
-		}
-	}
-}
-
-func (c *concTracker) exit() { c.cur.Add(-1) }
-
-// busy does a little work and yields, so that tasks overlap if they can.
-func busy() {
-	x := 0
-	for i := 0; i < 200; i++ {
-		x += i * i
-	}
-	runtime.Gosched()
-	spinSink.Add(uint64(x))
-}
-
-var spinSink atomic.Uint64
 
 // TestRecursiveGoUnderLimit: a binary tree of 2047 tasks, each task at depth
 // < 10 calling g.Go twice on its own group for its children without waiting,
@@ -91,7 +28,7 @@ func TestRecursiveGoUnderLimit(t *testing.T) {
 	for _, limit := range []int{2, 1, 3} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			rc := newRunCounts(nodes + 1)
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				g.SetLimit(limit)
 				var node func(id, d int) func() error
@@ -106,34 +43,17 @@ func TestRecursiveGoUnderLimit(t *testing.T) {
 					}
 				}
 				g.Go(node(1, 0))
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 			})
 			rc.check(t, 1)
 		})
 	}
 }
 
-// fibGroups computes fib(n) with a new group per call.
-func fibGroups(n int) int {
-	if n < 2 {
-		return n
-	}
-	var g wsgroup.Group
-	var a, b int
-	g.Go(func() error { a = fibGroups(n - 1); return nil })
-	g.Go(func() error { b = fibGroups(n - 2); return nil })
-	if err := g.Wait(); err != nil {
-		panic(err)
-	}
-	return a + b
-}
-
 func TestFibNestedGroups(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		var got int
-		runWithTimeout(t, func() { got = fibGroups(20) })
+		testkit.Guard(t, func() { got = fibGroups(20) })
 		if got != 6765 {
 			t.Errorf("fib(20) = %d, want 6765", got)
 		}
@@ -147,7 +67,7 @@ func TestNestedWaitInLimitOneTask(t *testing.T) {
 	const outerTasks, innerTasks = 8, 50
 	rc := newRunCounts(outerTasks * innerTasks * 2)
 	var outerRan atomic.Int32
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var outer wsgroup.Group
 		outer.SetLimit(1)
 		for o := 0; o < outerTasks; o++ {
@@ -165,9 +85,7 @@ func TestNestedWaitInLimitOneTask(t *testing.T) {
 				return inner.Wait()
 			})
 		}
-		if err := outer.Wait(); err != nil {
-			t.Errorf("outer Wait() = %v, want nil", err)
-		}
+		wantNil(t, "outer Wait()", outer.Wait())
 	})
 	if n := outerRan.Load(); n != outerTasks {
 		t.Errorf("%d outer tasks ran, want %d", n, outerTasks)
@@ -180,7 +98,7 @@ func TestNestedWaitInLimitOneTask(t *testing.T) {
 func TestReuseAfterWait(t *testing.T) {
 	errFirst := errors.New("wsgroup_test: first")
 	errSecond := errors.New("wsgroup_test: second")
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var g wsgroup.Group
 		var ran atomic.Int32
 		round := func(n int) {
@@ -235,12 +153,12 @@ func TestReuseAfterWait(t *testing.T) {
 // TestConcurrentGoCallers: 8 goroutines call Go on one group at once.
 func TestConcurrentGoCallers(t *testing.T) {
 	const callers = 8
-	perCaller := scale(10000, 1000)
-	withGOMAXPROCS(t, func(t *testing.T) {
+	perCaller := testkit.Scale(10000, 1000)
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, limit := range []int{-1, 3} {
 			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 				rc := newRunCounts(callers * perCaller)
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					var g wsgroup.Group
 					g.SetLimit(limit)
 					var wg sync.WaitGroup
@@ -258,9 +176,7 @@ func TestConcurrentGoCallers(t *testing.T) {
 					}
 					close(start)
 					wg.Wait()
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 				})
 				rc.check(t, 0)
 			})
@@ -285,21 +201,19 @@ func TestGoWhileWaiting(t *testing.T) {
 			}
 		}
 		g.Go(link(0))
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		rc.check(t, 0)
 	}
 	for _, limit := range []int{-1, 1, 2} {
 		t.Run(fmt.Sprintf("top/limit=%d", limit), func(t *testing.T) {
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				g.SetLimit(limit)
 				chain(t, &g)
 			})
 		})
 		t.Run(fmt.Sprintf("nested/limit=%d", limit), func(t *testing.T) {
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var outer wsgroup.Group
 				outer.Go(func() error {
 					var g wsgroup.Group
@@ -307,9 +221,7 @@ func TestGoWhileWaiting(t *testing.T) {
 					chain(t, &g)
 					return nil
 				})
-				if err := outer.Wait(); err != nil {
-					t.Errorf("outer Wait() = %v, want nil", err)
-				}
+				wantNil(t, "outer Wait()", outer.Wait())
 			})
 		})
 	}
@@ -318,7 +230,7 @@ func TestGoWhileWaiting(t *testing.T) {
 		// the test goroutine is already in Wait.
 		const width = 500
 		rc := newRunCounts(2 * width)
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var g wsgroup.Group
 			g.SetLimit(2)
 			proceed := make(chan struct{})
@@ -334,9 +246,7 @@ func TestGoWhileWaiting(t *testing.T) {
 				return nil
 			})
 			go close(proceed)
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		})
 		rc.check(t, 0)
 	})
@@ -350,7 +260,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		for _, limit := range []int{-1, 1} {
 			t.Run(fmt.Sprintf("outer-limit=%d", limit), func(t *testing.T) {
 				rc := newRunCounts(n)
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					var a, b wsgroup.Group // both created outside any task
 					a.SetLimit(limit)
 					a.Go(func() error {
@@ -359,9 +269,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 						}
 						return b.Wait()
 					})
-					if err := a.Wait(); err != nil {
-						t.Errorf("a.Wait() = %v, want nil", err)
-					}
+					wantNil(t, "a.Wait()", a.Wait())
 				})
 				rc.check(t, 0)
 			})
@@ -371,7 +279,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		// b got its first task from outside (from the injector) and
 		// is still busy when a's task adds to it and waits on it.
 		rc := newRunCounts(n + 1)
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var a, b wsgroup.Group
 			release := make(chan struct{})
 			b.Go(func() error { <-release; rc.ran(n); return nil })
@@ -382,12 +290,8 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 				close(release)
 				return b.Wait()
 			})
-			if err := a.Wait(); err != nil {
-				t.Errorf("a.Wait() = %v, want nil", err)
-			}
-			if err := b.Wait(); err != nil {
-				t.Errorf("b.Wait() = %v, want nil", err)
-			}
+			wantNil(t, "a.Wait()", a.Wait())
+			wantNil(t, "b.Wait()", b.Wait())
 		})
 		rc.check(t, 0)
 	})
@@ -398,7 +302,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		// with a Wait that could already return.
 		const feeders = 4
 		rc := newRunCounts(feeders * n)
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var a, b wsgroup.Group
 			b.SetLimit(2)
 			allSubmitted := make(chan struct{})
@@ -416,9 +320,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 					return b.Wait()
 				})
 			}
-			if err := a.Wait(); err != nil {
-				t.Errorf("a.Wait() = %v, want nil", err)
-			}
+			wantNil(t, "a.Wait()", a.Wait())
 		})
 		rc.check(t, 0)
 	})
@@ -427,7 +329,7 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 		// nested group of its own. a's first task stays active until b's
 		// has fed a, so every Go happens before the Wait that covers it.
 		rc := newRunCounts(4 * n)
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var a, b wsgroup.Group
 			bFedA := make(chan struct{})
 			a.Go(func() error {
@@ -449,27 +351,11 @@ func TestWaitOnOtherGroupFromTask(t *testing.T) {
 				close(bFedA)
 				return inner.Wait()
 			})
-			if err := a.Wait(); err != nil {
-				t.Errorf("a.Wait() = %v, want nil", err)
-			}
-			if err := b.Wait(); err != nil {
-				t.Errorf("b.Wait() = %v, want nil", err)
-			}
+			wantNil(t, "a.Wait()", a.Wait())
+			wantNil(t, "b.Wait()", b.Wait())
 		})
 		rc.check(t, 0)
 	})
-}
-
-// treeSize is the number of nodes of a complete k-ary tree of the given
-// depth, numbered in heap order from 0: node id's children are
-// id*k+1 .. id*k+k.
-func treeSize(k, depth int) int {
-	n, level := 0, 1
-	for d := 0; d <= depth; d++ {
-		n += level
-		level *= k
-	}
-	return n
 }
 
 // TestNestedLimitedTree: recursive fork-join where every node creates a
@@ -490,7 +376,7 @@ func TestNestedLimitedTree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := newRunCounts(roots * size)
 			extra := newRunCounts(roots * size)
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var node func(base, id, d int) error
 				node = func(base, id, d int) error {
 					rc.ran(base + id)
@@ -515,9 +401,7 @@ func TestNestedLimitedTree(t *testing.T) {
 				for r := 0; r < roots; r++ {
 					outer.Go(func() error { return node(r*size, 0, 0) })
 				}
-				if err := outer.Wait(); err != nil {
-					t.Errorf("outer Wait() = %v, want nil", err)
-				}
+				wantNil(t, "outer Wait()", outer.Wait())
 			})
 			rc.check(t, 0)
 			if tc.siblingSpawn {
@@ -547,7 +431,7 @@ func TestTryGoInsideTask(t *testing.T) {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			var results []bool
 			var childRan atomic.Int32
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				var g wsgroup.Group
 				g.SetLimit(limit)
 				release := make(chan struct{})
@@ -564,9 +448,7 @@ func TestTryGoInsideTask(t *testing.T) {
 					}
 					return nil
 				})
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 				// Nothing is active any more: TryGo from outside succeeds.
 				if !g.TryGo(func() error { return nil }) {
 					t.Errorf("TryGo after Wait = false, want true")
@@ -586,7 +468,7 @@ func TestTryGoInsideTask(t *testing.T) {
 	}
 	t.Run("no-limit", func(t *testing.T) {
 		var refused atomic.Int32
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			var g wsgroup.Group
 			g.Go(func() error {
 				for i := 0; i < 100; i++ {
@@ -596,170 +478,12 @@ func TestTryGoInsideTask(t *testing.T) {
 				}
 				return nil
 			})
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		})
 		if n := refused.Load(); n != 0 {
 			t.Errorf("TryGo with no limit refused %d times, want 0", n)
 		}
 	})
-}
-
-// TestLimitBoundsConcurrency: under SetLimit(n) no more than n of the
-// group's tasks execute at once (a task counts from its first to its last
-// instruction, including while it waits on a nested group).
-func TestLimitBoundsConcurrency(t *testing.T) {
-	for _, limit := range []int{1, 2, 3} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			check := func(t *testing.T, what string, tr *concTracker) {
-				t.Helper()
-				if m := tr.max.Load(); m > int32(limit) {
-					t.Errorf("%s: %d tasks executed at once under SetLimit(%d)", what, m, limit)
-				}
-				if c := tr.cur.Load(); c != 0 {
-					t.Errorf("%s: %d tasks still executing after Wait", what, c)
-				}
-			}
-
-			t.Run("flat", func(t *testing.T) {
-				var tr concTracker
-				rc := newRunCounts(300)
-				runWithTimeout(t, func() {
-					var g wsgroup.Group
-					g.SetLimit(limit)
-					for i := 0; i < 300; i++ {
-						g.Go(func() error {
-							tr.enter()
-							defer tr.exit()
-							rc.ran(i)
-							busy()
-							return nil
-						})
-					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
-				})
-				check(t, "flat", &tr)
-				rc.check(t, 0)
-			})
-
-			// A binary tree on one group: every task calls Go for its
-			// children while it executes.
-			recursiveTree := func(g *wsgroup.Group, tr *concTracker, rc *runCounts, depth int) {
-				var node func(id, d int) func() error
-				node = func(id, d int) func() error {
-					return func() error {
-						tr.enter()
-						defer tr.exit()
-						rc.ran(id)
-						if d < depth {
-							g.Go(node(2*id, d+1))
-							busy()
-							g.Go(node(2*id+1, d+1))
-						}
-						busy()
-						return nil
-					}
-				}
-				g.Go(node(1, 0))
-			}
-			const depth = 9 // 1023 tasks
-
-			t.Run("recursive", func(t *testing.T) {
-				var tr concTracker
-				rc := newRunCounts(1 << (depth + 1))
-				runWithTimeout(t, func() {
-					var g wsgroup.Group
-					g.SetLimit(limit)
-					recursiveTree(&g, &tr, rc, depth)
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
-				})
-				check(t, "recursive", &tr)
-				rc.check(t, 1)
-			})
-
-			t.Run("recursive-nested-limited", func(t *testing.T) {
-				// Several limited groups, each created inside a task of an
-				// unlimited group (so their tasks are pushed on workers), each running a
-				// recursive tree.
-				const groups = 4
-				trs := make([]concTracker, groups)
-				rcs := make([]*runCounts, groups)
-				for i := range rcs {
-					rcs[i] = newRunCounts(1 << (depth + 1))
-				}
-				runWithTimeout(t, func() {
-					var outer wsgroup.Group
-					for i := 0; i < groups; i++ {
-						outer.Go(func() error {
-							var g wsgroup.Group
-							g.SetLimit(limit)
-							recursiveTree(&g, &trs[i], rcs[i], depth)
-							return g.Wait()
-						})
-					}
-					if err := outer.Wait(); err != nil {
-						t.Errorf("outer Wait() = %v, want nil", err)
-					}
-				})
-				for i := range trs {
-					check(t, fmt.Sprintf("nested group %d", i), &trs[i])
-					rcs[i].check(t, 1)
-				}
-			})
-
-			// The group's tasks Wait on nested groups of their own while more
-			// of the group's tasks are queued: a task that waits still counts
-			// as executing, so a worker that helps while it waits must not
-			// start more of this group's tasks than the limit allows.
-			nestedWaits := func(t *testing.T, recursive bool) {
-				const tasks = 60
-				var tr concTracker
-				rc := newRunCounts(2 * tasks)
-				var nestedRan atomic.Int32
-				runWithTimeout(t, func() {
-					var g wsgroup.Group
-					g.SetLimit(limit)
-					body := func(id int) error {
-						tr.enter()
-						defer tr.exit()
-						rc.ran(id)
-						var h wsgroup.Group
-						for j := 0; j < 8; j++ {
-							h.Go(func() error { nestedRan.Add(1); busy(); return nil })
-						}
-						return h.Wait()
-					}
-					for i := 0; i < tasks; i++ {
-						if recursive {
-							// The second task is added from inside the first.
-							g.Go(func() error {
-								g.Go(func() error { return body(2*i + 1) })
-								return body(2 * i)
-							})
-						} else {
-							g.Go(func() error { return body(2 * i) })
-							g.Go(func() error { return body(2*i + 1) })
-						}
-					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
-				})
-				check(t, "tasks waiting on nested groups", &tr)
-				rc.check(t, 0)
-				if n := nestedRan.Load(); n != 2*tasks*8 {
-					t.Errorf("%d nested tasks ran, want %d", n, 2*tasks*8)
-				}
-			}
-			t.Run("nested-waits", func(t *testing.T) { nestedWaits(t, false) })
-			t.Run("nested-waits-recursive", func(t *testing.T) { nestedWaits(t, true) })
-		})
-	}
 }
 
 // stressNode is a node of a random spawn tree laid out breadth first: the
@@ -804,7 +528,7 @@ var errStress = errors.New("wsgroup_test: stress root error")
 // the other tasks must still all run (cancellation is cooperative).
 func runStressTree(t *testing.T, nodes []stressNode, top *wsgroup.Group, rootErr bool) {
 	rc := newRunCounts(len(nodes))
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var run func(g *wsgroup.Group, i int32) error
 		run = func(g *wsgroup.Group, i int32) error {
 			rc.ran(int(i))
@@ -845,9 +569,9 @@ func runStressTree(t *testing.T, nodes []stressNode, top *wsgroup.Group, rootErr
 // TestStressRandomTree: a random recursive spawn tree mixing nested groups
 // (with random limits) and Go on the caller's own group.
 func TestStressRandomTree(t *testing.T) {
-	total := scale(200000, 20000)
+	total := testkit.Scale(200000, 20000)
 	seed := int64(1)
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, tc := range []struct {
 			name     string
 			topLimit int

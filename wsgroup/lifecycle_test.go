@@ -1,12 +1,15 @@
 package wsgroup_test
 
-// The lifecycle of the goroutines that run tasks, seen from outside: none
-// is left behind once the requests are over, and a service that runs
-// request after request does not start goroutines for each of them.
-// (TestNoLeakAfterWait covers single groups of each shape.)
+// The lifecycle of the goroutines that run tasks, seen from outside: once
+// the process has no task, no goroutine of the scheduler remains after a
+// short linger (goleak.VerifyNone, which retries for a while, passes right
+// after Wait), and a service that runs request after request does not
+// start goroutines for each of them. goleak.VerifyNone looks at every
+// goroutine of the process, so nothing in this package may use t.Parallel.
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
@@ -14,8 +17,118 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
+
+func TestNoLeakAfterWait(t *testing.T) {
+	errDoom := errors.New("wsgroup_test: doomed")
+	cases := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"zero-group", func(t *testing.T) {
+			var g wsgroup.Group
+			runTasks(t, &g, 1000, func() {})
+		}},
+		{"SetLimit(3)", func(t *testing.T) {
+			var g wsgroup.Group
+			g.SetLimit(3)
+			runTasks(t, &g, 1000, busy)
+		}},
+		{"SetLimit(3)-recursive", func(t *testing.T) {
+			var g wsgroup.Group
+			g.SetLimit(3)
+			var ran atomic.Int64
+			g.Go(binaryTree(&g, &ran, 0, 8))
+			wantNil(t, "Wait()", g.Wait())
+			if n := ran.Load(); n != 511 {
+				t.Errorf("ran %d tasks, want 511", n)
+			}
+		}},
+		{"nested-fib(10)", func(t *testing.T) {
+			if got := fibGroups(10); got != 55 {
+				t.Errorf("fib(10) = %d, want 55", got)
+			}
+		}},
+		{"WithContext-error", func(t *testing.T) {
+			g, ctx := wsgroup.WithContext(context.Background())
+			var ran atomic.Int32
+			g.Go(func() error { return errDoom })
+			for i := 0; i < 100; i++ {
+				g.Go(func() error {
+					ran.Add(1)
+					if i%10 == 0 {
+						return ctx.Err() // nil or context.Canceled: not the first error
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(); err != errDoom {
+				t.Errorf("Wait() = %v, want %v", err, errDoom)
+			}
+			if n := ran.Load(); n != 100 {
+				t.Errorf("ran %d tasks, want 100", n)
+			}
+		}},
+		{"WithContext-error-waiters", func(t *testing.T) {
+			// Tasks block until the error cancels the context.
+			g, ctx := wsgroup.WithContext(context.Background())
+			for i := 0; i < 8; i++ {
+				g.Go(func() error { <-ctx.Done(); return ctx.Err() })
+			}
+			g.Go(func() error { return errDoom })
+			if err := g.Wait(); err != errDoom {
+				t.Errorf("Wait() = %v, want %v", err, errDoom)
+			}
+		}},
+		{"reused-twice", func(t *testing.T) {
+			var g wsgroup.Group
+			for round := 0; round < 2; round++ {
+				t.Logf("round %d", round)
+				runTasks(t, &g, 100, func() {})
+				g.SetLimit(2)
+			}
+		}},
+		{"blocking-tasks", func(t *testing.T) {
+			// Every task blocks until the last one has started, so the pool
+			// has to grow past its usual size; the extra workers must go
+			// away too.
+			var g wsgroup.Group
+			const n = 32
+			var started atomic.Int32
+			all := make(chan struct{})
+			for i := 0; i < n; i++ {
+				g.Go(func() error {
+					if started.Add(1) == n {
+						close(all)
+					}
+					<-all
+					return nil
+				})
+			}
+			wantNil(t, "Wait()", g.Wait())
+		}},
+		{"task-waits-on-other-group", func(t *testing.T) {
+			var a, b wsgroup.Group
+			b.Go(func() error { return nil })
+			a.Go(func() error {
+				for i := 0; i < 50; i++ {
+					b.Go(func() error { return nil })
+				}
+				return b.Wait()
+			})
+			wantNil(t, "a.Wait()", a.Wait())
+			wantNil(t, "b.Wait()", b.Wait())
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			testkit.Guard(t, func() { tc.run(t) })
+			goleak.VerifyNone(t)
+		})
+	}
+}
 
 // TestNoLeakAfterConcurrentRequests: 100 clients at once each run a few
 // requests of every kind (including tasks blocked on other tasks, which
@@ -25,17 +138,14 @@ import (
 //
 // It catches workers, replacement workers or helper goroutines (a
 // watchdog, a timer-driven retirer) that are never told to exit once
-// every group is done, or that wait for a wake-up that no longer comes
+// every group is done, or that wait for a wake-up that never comes
 // when the last of many concurrent groups finishes.
 func TestNoLeakAfterConcurrentRequests(t *testing.T) {
 	const clients = 100
-	perClient := scale(6, 3)
-	withGOMAXPROCS(t, func(t *testing.T) {
-		if abandoned.Load() {
-			t.Skip("an earlier test hung and its goroutines are still alive: a leak check would only report them again")
-		}
+	perClient := testkit.Scale(6, 3)
+	testkit.ForProcs(t, func(t *testing.T) {
 		seed := uint64(100 + runtime.GOMAXPROCS(0))
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			runClients(t, clients, seed, func(done int) bool { return done < perClient })
 		})
 		goleak.VerifyNone(t)
@@ -84,7 +194,7 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 	if !found {
 		t.Fatalf("runtime/metrics does not list %s", goroutinesCreated)
 	}
-	requests := scale(2000, 1000)
+	requests := testkit.Scale(2000, 1000)
 	noop := func() error { return nil }
 	variants := []struct {
 		name    string
@@ -95,9 +205,7 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 			for range 4 {
 				g.Go(noop)
 			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		}},
 		{"nested", func(t *testing.T) {
 			var g wsgroup.Group
@@ -109,9 +217,7 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 				}
 				return h.Wait()
 			})
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 			if n := ran.Load(); n != 3 {
 				t.Errorf("%d nested tasks ran, want 3", n)
 			}
@@ -122,25 +228,21 @@ func TestWarmReuseStartsNoGoroutines(t *testing.T) {
 			for range 4 {
 				g.Go(noop)
 			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		}},
 		{"context", func(t *testing.T) {
 			g, ctx := wsgroup.WithContext(context.Background())
 			for range 4 {
 				g.Go(func() error { return ctx.Err() })
 			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v, want nil", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 		}},
 	}
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		for _, v := range variants {
 			t.Run(v.name, func(t *testing.T) {
 				var created uint64
-				runWithTimeout(t, func() {
+				testkit.Guard(t, func() {
 					for range 200 {
 						v.request(t)
 					}

@@ -10,6 +10,7 @@ package wsgroup_test
 import (
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -17,7 +18,7 @@ import (
 // tasks that a Go inside a task set aside for a slot: with no limit they
 // wait for nothing.
 func TestNegativeLimitStartsSetAsideTasks(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var outer wsgroup.Group
 		outer.Go(func() error {
 			var g wsgroup.Group

@@ -14,45 +14,21 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
-
-// loopHits counts, per index, how often a loop ran it.
-type loopHits []atomic.Int32
-
-// body is a For body that counts its index.
-func (h loopHits) body(_ context.Context, i int) error {
-	h[i].Add(1)
-	return nil
-}
-
-// check fails the test unless every index ran exactly once.
-func (h loopHits) check(t *testing.T, what string) {
-	t.Helper()
-	bad := 0
-	for i := range h {
-		if c := h[i].Load(); c != 1 {
-			if bad++; bad <= 5 {
-				t.Errorf("%s: index %d of %d ran %d times, want 1", what, i, len(h), c)
-			}
-		}
-	}
-	if bad > 5 {
-		t.Errorf("%s: %d indices in all did not run exactly once", what, bad)
-	}
-}
 
 // loopSizes are the lengths the exactly-once tests run: the edges around
 // the number of ranges (P-1, P, P+1), primes, and a long one.
 func loopSizes() []int {
 	p := runtime.GOMAXPROCS(0)
 	sizes := []int{0, 1, 2, 3, p - 1, p, p + 1, 7, 13, 97, 1009, 10007}
-	return append(sizes, scale(1_000_003, 100_003))
+	return append(sizes, testkit.Scale(1_000_003, 100_003))
 }
 
 func TestForRunsEveryIndexOnce(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			for _, n := range loopSizes() {
 				if n < 0 {
 					continue
@@ -71,10 +47,10 @@ func TestForRunsEveryIndexOnce(t *testing.T) {
 // Many loops at once, from outside the pool and from tasks, share the
 // workers; each still runs each of its indices once.
 func TestForConcurrentLoops(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			const loops = 16
-			n := scale(20_000, 2_000)
+			n := testkit.Scale(20_000, 2_000)
 			hits := make([]loopHits, 2*loops)
 			var wg sync.WaitGroup
 			var g wsgroup.Group
@@ -103,9 +79,9 @@ func TestForConcurrentLoops(t *testing.T) {
 }
 
 func TestForNested(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
-			outer, inner := scale(200, 50), scale(2_000, 300)
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
+			outer, inner := testkit.Scale(200, 50), testkit.Scale(2_000, 300)
 			h := make(loopHits, outer*inner)
 			err := wsgroup.For(context.Background(), outer, func(ctx context.Context, i int) error {
 				return wsgroup.For(ctx, inner, func(ctx context.Context, j int) error {
@@ -123,9 +99,9 @@ func TestForNested(t *testing.T) {
 // A loop in each of several concurrent requests of a fork-join, each
 // request a group with a nested group per task, as a service runs it.
 func TestForInsideForkJoin(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
-			requests, fanout, n := 8, 4, scale(5_000, 500)
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
+			requests, fanout, n := 8, 4, testkit.Scale(5_000, 500)
 			hits := make([]loopHits, requests*fanout)
 			var wg sync.WaitGroup
 			for r := range requests {
@@ -154,8 +130,8 @@ func TestForInsideForkJoin(t *testing.T) {
 }
 
 func TestForEachAndMap(t *testing.T) {
-	runWithTimeout(t, func() {
-		s := make([]int, scale(100_000, 10_000))
+	testkit.Guard(t, func() {
+		s := make([]int, testkit.Scale(100_000, 10_000))
 		for i := range s {
 			s[i] = i
 		}
@@ -206,7 +182,7 @@ func TestForMisuse(t *testing.T) {
 			wsgroup.For(context.Background(), 1, loopHits(make([]atomic.Int32, 1)).body, wsgroup.PanicMode(7))
 		}, "wsgroup: For called with unknown panic mode 7"},
 	} {
-		v, panicked := recoverPanic(c.call)
+		v, panicked := testkit.Recover(c.call)
 		if !panicked || fmt.Sprint(v) != c.want {
 			t.Errorf("%s: panicked=%v with %v, want a panic %q", c.name, panicked, v, c.want)
 		}
@@ -249,8 +225,8 @@ func failAtZero(t *testing.T, fail func(ctx context.Context) error, opts ...wsgr
 }
 
 func TestForFirstErrorCancels(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			errZero := errors.New("index 0 failed")
 			started, causes, err := failAtZero(t, func(context.Context) error { return errZero })
 			if err != errZero {
@@ -271,8 +247,8 @@ func TestForFirstErrorCancels(t *testing.T) {
 }
 
 func TestForParentCancel(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			parent, cancel := context.WithCancelCause(context.Background())
 			errStop := errors.New("stop")
 			n := 1000 * runtime.GOMAXPROCS(0)
@@ -302,11 +278,11 @@ func TestForParentCancel(t *testing.T) {
 }
 
 func TestForPanicInWait(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			var err error
 			var started int64
-			v, panicked := recoverPanic(func() {
+			v, panicked := testkit.Recover(func() {
 				started, _, err = failAtZero(t, func(context.Context) error { panic(errPanicValue) }, wsgroup.PanicInWait)
 			})
 			pe, ok := v.(*wsgroup.PanicError)
@@ -342,7 +318,7 @@ func TestForPanicChild(t *testing.T) {
 // By default a body's panic crashes the program with the body's stack, as
 // a task's panic does.
 func TestForPanicCrashes(t *testing.T) {
-	s := crashChild(t, "TestForPanicChild", loopPanicChildEnv+"=1")
+	s := testkit.CrashChild(t, "TestForPanicChild", loopPanicChildEnv+"=1")
 	for _, want := range []string{"panic: " + errPanicValue.Error(), "wsgroup_test.panicInTask", "wsgroup_test.TestForPanicChild"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("crash output lacks %q; output:\n%s", want, s)
@@ -360,9 +336,9 @@ func TestForPanicCrashes(t *testing.T) {
 // a task run by Wait does; so For runs on a goroutine of its own here, and
 // the check does not depend on whether For returned.
 func TestForGoexit(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
-			n := scale(100_000, 10_000)
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
+			n := testkit.Scale(100_000, 10_000)
 			h := make(loopHits, n)
 			var exits atomic.Int32
 			done := make(chan struct{})
@@ -392,8 +368,8 @@ func TestForGoexit(t *testing.T) {
 // Bodies that block (sleep, or wait for a nested group whose task sleeps)
 // leave their CPUs idle; the loop still finishes, and every index runs.
 func TestForBlockingBodies(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			n := 8 * runtime.GOMAXPROCS(0)
 			h := make(loopHits, n)
 			err := wsgroup.For(context.Background(), n, func(ctx context.Context, i int) error {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -18,7 +19,7 @@ func wantMisusePanic(t *testing.T, what string, f func()) {
 	t.Helper()
 	var v any
 	var panicked bool
-	runWithTimeout(t, func() { v, panicked = recoverPanic(f) })
+	testkit.Guard(t, func() { v, panicked = testkit.Recover(f) })
 	if !panicked {
 		t.Errorf("%s did not panic", what)
 		return
@@ -42,13 +43,11 @@ func TestGoNilPanics(t *testing.T) {
 			// The nil tasks were not counted: the group still works and
 			// Wait returns.
 			var ran atomic.Int32
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				for i := 0; i < 10; i++ {
 					g.Go(func() error { ran.Add(1); return nil })
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v, want nil", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 			})
 			if n := ran.Load(); n != 10 {
 				t.Errorf("ran %d tasks after Go(nil), want 10", n)
@@ -63,14 +62,12 @@ func TestGoNilFromTaskPanics(t *testing.T) {
 	var g wsgroup.Group
 	var inner any
 	var innerPanicked bool
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		g.Go(func() error {
-			inner, innerPanicked = recoverPanic(func() { g.Go(nil) })
+			inner, innerPanicked = testkit.Recover(func() { g.Go(nil) })
 			return nil
 		})
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 	})
 	if !innerPanicked {
 		t.Fatalf("Go(nil) inside a task did not panic")
@@ -96,14 +93,12 @@ func TestNilGroupPanics(t *testing.T) {
 func TestModesWhileActivePanic(t *testing.T) {
 	var g wsgroup.Group
 	release := make(chan struct{})
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		g.Go(func() error { <-release; return nil })
 		wantMisusePanic(t, "SetPanicMode while active", func() { g.SetPanicMode(wsgroup.PanicInWait) })
 		wantMisusePanic(t, "SetCancelMode while active", func() { g.SetCancelMode(wsgroup.SkipQueued) })
 		close(release)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		// Between batches they may change again.
 		g.SetPanicMode(wsgroup.PanicInWait)
 		g.SetCancelMode(wsgroup.SkipQueued)

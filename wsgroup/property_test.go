@@ -65,7 +65,7 @@ package wsgroup_test
 // Goexit and the opt-in modes (SetPanicMode, SetCancelMode) are out of
 // scope: they differ from errgroup by design.
 //
-// Every run is guarded by waitTimeout (a hang fails the test with every
+// Every run is under testkit.Guard (a hang ends the test binary with every
 // goroutine's stack and the program), and each GOMAXPROCS subtest (1, 2, 4)
 // ends with goleak.VerifyNone.
 //
@@ -83,17 +83,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 	"pgregory.net/rapid"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -878,26 +880,12 @@ func propNames(ids []int) []string {
 func TestPropertyMatchesErrgroup(t *testing.T) {
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
-			if abandoned.Load() {
-				t.Skip("an earlier test hung and its goroutines are still alive")
-			}
-			prev := runtime.GOMAXPROCS(procs)
-			defer runtime.GOMAXPROCS(prev)
+			testkit.SetProcs(t, procs)
 			gen := propProgramGen()
-			reps := scale(10, 3)
+			reps := testkit.Scale(10, 3)
 			rapid.Check(t, func(rt *rapid.T) {
 				p := gen.Draw(rt, "program")
 				a := propAnalyze(p, false)
-				running := "" // the implementation running the program
-				defer func() {
-					// Only reached with running set on a hang: waitTimeout
-					// has failed the test and ends its goroutine (this one,
-					// which rapid runs the property on), and rapid cannot
-					// shrink the program. Show it.
-					if running != "" {
-						t.Logf("the program that hung on %s:%#v", running, p)
-					}
-				}()
 				// Each implementation runs the program reps times, in turn,
 				// to meet more interleavings. Every run is checked against
 				// the program, and its determined outcomes against those of
@@ -906,10 +894,14 @@ func TestPropertyMatchesErrgroup(t *testing.T) {
 				haveRef := false
 				for rep := 0; rep < reps && !rt.Failed(); rep++ {
 					for _, im := range propImpls {
-						running = im.name
+						// On a hang the guard ends the test binary before
+						// rapid could shrink the program: show it first.
+						show := time.AfterFunc(testkit.Timeout(t)*9/10, func() {
+							fmt.Fprintf(os.Stderr, "the program still running on %s:%#v\n", im.name, p)
+						})
 						var out *propOutcome
-						waitTimeout(t, hangTimeout(), func() { out = propRunProgram(p, im) })
-						running = ""
+						testkit.Guard(t, func() { out = propRunProgram(p, im) })
+						show.Stop()
 						det := propCheckRun(rt, a, out, im.name)
 						if !haveRef {
 							ref, haveRef = det, true

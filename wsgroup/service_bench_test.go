@@ -29,14 +29,8 @@ import (
 // it sleeps 8 ms per request, one sleep after another, so there only its
 // CPU and allocation figures are a floor).
 func BenchmarkService(b *testing.B) {
-	for _, s := range workload.ServiceShapes {
-		b.Run("shape="+s.Name, func(b *testing.B) {
-			run := func(name string, request func(*workload.ServiceClient)) {
-				b.Run(name, func(b *testing.B) { workload.BenchService(b, s, request) })
-			}
-			run("impl=errgroup", workload.ServiceRequest(s, workload.NewGroup[errgroup.Group]))
-			run("impl=wsgroup", workload.ServiceRequest(s, workload.NewGroup[wsgroup.Group]))
-			run("impl=inline", workload.ServiceRequest(s, workload.NewGroup[workload.InlineGroup]))
-		})
-	}
+	workload.BenchServiceShapes(b,
+		workload.ServiceImplOf("errgroup", workload.NewGroup[errgroup.Group]),
+		workload.ServiceImplOf("wsgroup", workload.NewGroup[wsgroup.Group]),
+		workload.ServiceImplOf("inline", workload.NewGroup[workload.InlineGroup]))
 }

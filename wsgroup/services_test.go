@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -524,7 +525,7 @@ func (q *request) panicking(r *rand.Rand) {
 		})
 	}
 	var err error
-	v, panicked := recoverPanic(func() { err = g.Wait() })
+	v, panicked := testkit.Recover(func() { err = g.Wait() })
 	q.checkRuns("task", runs, false)
 	pe, ok := v.(*wsgroup.PanicError)
 	if !panicked || !ok {
@@ -541,7 +542,7 @@ func (q *request) panicking(r *rand.Rand) {
 	if ctx != nil && context.Cause(ctx) != error(pe) {
 		q.errorf("context.Cause(ctx) = %v, want the *PanicError", context.Cause(ctx))
 	}
-	if v, _ := recoverPanic(func() { g.Wait() }); v != any(pe) {
+	if v, _ := testkit.Recover(func() { g.Wait() }); v != any(pe) {
 		q.errorf("second Wait panicked with %v, want the same *PanicError", v)
 	}
 }
@@ -637,11 +638,11 @@ func (q *request) blocking(r *rand.Rand) {
 // (the hang guard); and a Wait that runs a task's Goexit on the client's
 // own goroutine (the client would be ended; reported by runClients).
 func TestConcurrentRequests(t *testing.T) {
-	clients := scale(200, 32)
-	perClient := scale(25, 20)
-	withGOMAXPROCS(t, func(t *testing.T) {
+	clients := testkit.Scale(200, 32)
+	perClient := testkit.Scale(25, 20)
+	testkit.ForProcs(t, func(t *testing.T) {
 		seed := uint64(runtime.GOMAXPROCS(0))
-		runWithTimeout(t, func() {
+		testkit.Guard(t, func() {
 			runClients(t, clients, seed, func(done int) bool { return done < perClient })
 		})
 		if t.Failed() {
@@ -662,9 +663,9 @@ func TestConcurrentRequests(t *testing.T) {
 // grows (more workers than slots, a deque reused by two workers).
 func TestGOMAXPROCSChangesWhileRunning(t *testing.T) {
 	const seed = 42
-	clients := scale(8, 4)
-	perClient := scale(40, 10)
-	minChanges := int64(scale(200, 40))
+	clients := testkit.Scale(8, 4)
+	perClient := testkit.Scale(40, 10)
+	minChanges := int64(testkit.Scale(200, 40))
 	var changes atomic.Int64
 	prev := runtime.GOMAXPROCS(0)
 	stop := make(chan struct{})
@@ -684,14 +685,14 @@ func TestGOMAXPROCSChangesWhileRunning(t *testing.T) {
 			time.Sleep(200 * time.Microsecond)
 		}
 	}()
-	// Also when the hang guard fails the test: the changer stops first,
+	// Also when the test fails: the changer stops first,
 	// then GOMAXPROCS is restored.
 	defer func() {
 		close(stop)
 		<-stopped
 		runtime.GOMAXPROCS(prev)
 	}()
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		runClients(t, clients, seed, func(done int) bool {
 			return done < perClient || changes.Load() < minChanges
 		})
@@ -712,9 +713,9 @@ func TestGOMAXPROCSChangesWhileRunning(t *testing.T) {
 // while the workers are all blocked, and a scheduler that deadlocks when
 // every worker of every group blocks at once.
 func TestIOShapedFanOut(t *testing.T) {
-	groups := scale(200, 50)
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	groups := testkit.Scale(200, 50)
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			var wg sync.WaitGroup
 			for i := range groups {
 				wg.Add(1)
@@ -796,9 +797,9 @@ func ioRequest(t *testing.T, i int) {
 // or a single detector that adds one worker for the whole process when
 // every group needs one.
 func TestManyGroupsBlockedAtOnce(t *testing.T) {
-	groups := scale(500, 64)
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	groups := testkit.Scale(500, 64)
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			start := make(chan struct{})
 			var wg sync.WaitGroup
 			for i := range groups {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
@@ -20,16 +21,16 @@ import (
 // readings taken when the scheduler is quiet: no worker left.
 
 // quietStats polls ReadStats until no worker is left, and returns that
-// reading: every worker has published its counts by then. Call it inside
-// a hang guard (runWithTimeout); workers exit within milliseconds of the
-// last task.
-func quietStats() wsgroup.Stats {
-	for {
-		if s := wsgroup.ReadStats(); s.Workers == 0 {
-			return s
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
+// reading: every worker has published its counts by then. Workers exit
+// within milliseconds of the last task.
+func quietStats(t testing.TB) wsgroup.Stats {
+	t.Helper()
+	var s wsgroup.Stats
+	testkit.WaitUntil(t, "no worker left", func() bool {
+		s = wsgroup.ReadStats()
+		return s.Workers == 0
+	})
+	return s
 }
 
 // statsStay reads the stats a few times over a few lingers of the workers
@@ -52,8 +53,8 @@ func statsStay(t *testing.T, want wsgroup.Stats) {
 // most of it, taking back the tasks it gives; then in a task, where
 // workers run it, helping in the nested Waits.
 func TestStatsForkJoinExact(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		n := scale(20, 16)
+	testkit.ForProcs(t, func(t *testing.T) {
+		n := testkit.Scale(20, 16)
 		_, fibTasks := workload.FibExpected(n)
 		want := 2*fibTasks + 1
 		fib := func() {
@@ -62,8 +63,8 @@ func TestStatsForkJoinExact(t *testing.T) {
 				t.Errorf("fib(%d): %d tasks, error %v; want %d tasks", n, tasks, err, fibTasks)
 			}
 		}
-		runWithTimeout(t, func() {
-			before := quietStats()
+		testkit.Guard(t, func() {
+			before := quietStats(t)
 			fib()
 			var g wsgroup.Group
 			done := make(chan struct{})
@@ -72,7 +73,7 @@ func TestStatsForkJoinExact(t *testing.T) {
 			if err := g.Wait(); err != nil {
 				t.Errorf("Wait: %v", err)
 			}
-			after := quietStats()
+			after := quietStats(t)
 			d := after.Sub(before)
 			if d.Tasks != uint64(want) {
 				t.Errorf("Tasks moved by %d for a fork-join of %d tasks", d.Tasks, want)
@@ -90,10 +91,10 @@ func TestStatsForkJoinExact(t *testing.T) {
 // them; it repeats until some ran on the waiting goroutine.
 func TestStatsOutsideTasks(t *testing.T) {
 	const n = 64
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		me := gid.Current()
 		for {
-			before := quietStats()
+			before := quietStats(t)
 			var onWaiter atomic.Int64
 			var g wsgroup.Group
 			for range n {
@@ -108,7 +109,7 @@ func TestStatsOutsideTasks(t *testing.T) {
 				t.Errorf("Wait: %v", err)
 				return
 			}
-			after := quietStats()
+			after := quietStats(t)
 			if d := after.Sub(before).Tasks; d != n {
 				t.Errorf("Tasks moved by %d for %d tasks (%d of them run by Wait)", d, n, onWaiter.Load())
 				return
@@ -127,10 +128,10 @@ func TestStatsOutsideTasks(t *testing.T) {
 // It repeats until both have happened.
 func TestStatsGoexit(t *testing.T) {
 	const n = 8
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var onWaiter, onWorker bool
 		for !onWaiter || !onWorker {
-			before := quietStats()
+			before := quietStats(t)
 			var waiterRan atomic.Int64
 			done := make(chan struct{})
 			go func() {
@@ -149,7 +150,7 @@ func TestStatsGoexit(t *testing.T) {
 				g.Wait() // ends here if it runs a task
 			}()
 			<-done
-			after := quietStats()
+			after := quietStats(t)
 			d := after.Sub(before)
 			if d.Tasks != n {
 				t.Errorf("Tasks moved by %d for %d tasks that called Goexit (%d on the waiter)", d.Tasks, n, waiterRan.Load())
@@ -165,14 +166,14 @@ func TestStatsGoexit(t *testing.T) {
 // between two readings, and each reading is consistent with itself where
 // the documentation says so.
 func TestStatsMonotone(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		stop := make(chan struct{})
 		var load sync.WaitGroup
 		for i := range 4 {
 			load.Add(1)
 			go func() {
 				defer load.Done()
-				for j := 0; j < scale(40, 10); j++ {
+				for j := 0; j < testkit.Scale(40, 10); j++ {
 					if _, _, err := workload.Fib(func() workload.Group { return new(wsgroup.Group) }, 12+i); err != nil {
 						t.Errorf("fib: %v", err)
 					}
@@ -225,10 +226,10 @@ func TestStatsMonotone(t *testing.T) {
 // second worker runs while the first is blocked, and each searches the
 // other's deque in vain before it sleeps: failed steals.
 func TestStatsSteals(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
 		procs := runtime.GOMAXPROCS(0)
-		runWithTimeout(t, func() {
-			before := quietStats()
+		testkit.Guard(t, func() {
+			before := quietStats(t)
 			var g wsgroup.Group
 			started, stolen := make(chan struct{}), make(chan struct{})
 			g.Go(func() error {
@@ -241,7 +242,7 @@ func TestStatsSteals(t *testing.T) {
 			if err := g.Wait(); err != nil {
 				t.Errorf("Wait: %v", err)
 			}
-			d := quietStats().Sub(before)
+			d := quietStats(t).Sub(before)
 			if d.Tasks != 2 || d.Steals != 1 || d.LocalPops != 0 || d.InjectorPops != 1 {
 				t.Errorf("got %+v; want 2 tasks, 1 steal, 0 local pops, 1 injector pop", d)
 			}
@@ -256,9 +257,9 @@ func TestStatsSteals(t *testing.T) {
 // worker's deque and leaves there (it does not wait for them) are popped
 // by that worker when the task ends: two local pops, no steal.
 func TestStatsLocalPops(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	runWithTimeout(t, func() {
-		before := quietStats()
+	testkit.SetProcs(t, 1)
+	testkit.Guard(t, func() {
+		before := quietStats(t)
 		var g, children wsgroup.Group
 		ran := make(chan struct{})
 		g.Go(func() error {
@@ -273,7 +274,7 @@ func TestStatsLocalPops(t *testing.T) {
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait: %v", err)
 		}
-		d := quietStats().Sub(before)
+		d := quietStats(t).Sub(before)
 		if d.Tasks != 3 || d.LocalPops != 2 || d.Steals != 0 || d.InjectorPops != 1 {
 			t.Errorf("got %+v; want 3 tasks, 2 local pops, no steal, 1 injector pop", d)
 		}
@@ -287,10 +288,10 @@ func TestStatsLocalPops(t *testing.T) {
 func TestStatsCompensations(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			testkit.SetProcs(t, procs)
 			k := procs + 3
-			runWithTimeout(t, func() {
-				before := quietStats()
+			testkit.Guard(t, func() {
+				before := quietStats(t)
 				var barrier sync.WaitGroup
 				barrier.Add(k)
 				var g wsgroup.Group
@@ -304,7 +305,7 @@ func TestStatsCompensations(t *testing.T) {
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait: %v", err)
 				}
-				d := quietStats().Sub(before)
+				d := quietStats(t).Sub(before)
 				if d.Compensations < 2 || d.WorkersStarted < uint64(k-1) || d.Tasks != uint64(k) {
 					t.Errorf("got %+v; want at least 2 compensations, at least %d workers started, %d tasks", d, k-1, k)
 				}
@@ -319,7 +320,7 @@ func TestStatsCompensations(t *testing.T) {
 // runtime.Goexit; and the workers that retired after their linger slept.
 func TestStatsWorkersStartedRetired(t *testing.T) {
 	before := wsgroup.ReadStats()
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		var g wsgroup.Group
 		var barrier sync.WaitGroup
 		barrier.Add(3)
@@ -357,8 +358,8 @@ func TestStatsWorkersStartedRetired(t *testing.T) {
 // waits until a worker has gone to sleep and gives a task; it repeats
 // until one was woken (a worker may linger out first).
 func TestStatsWakes(t *testing.T) {
-	runWithTimeout(t, func() {
-		before := quietStats()
+	testkit.Guard(t, func() {
+		before := quietStats(t)
 		for {
 			var g wsgroup.Group
 			g.Go(func() error { return nil })
@@ -385,12 +386,9 @@ func TestStatsWakes(t *testing.T) {
 // blocks) publishes its counts every 256 tasks, so they lag by fewer than
 // 256 tasks per worker.
 func TestStatsBusyWorkerPublishes(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	const n = 1000
-	runWithTimeout(t, func() {
-		before := quietStats()
-		var g wsgroup.Group
-		ran, release := make(chan struct{}), make(chan struct{})
+	publishedWhileHeld(t, "the counts lag by fewer than 256 tasks per worker", func(g *wsgroup.Group, release <-chan struct{}) {
+		ran := make(chan struct{})
 		g.Go(func() error {
 			var inner wsgroup.Group
 			for range n {
@@ -402,29 +400,15 @@ func TestStatsBusyWorkerPublishes(t *testing.T) {
 			return nil
 		})
 		<-ran
-		for {
-			d := wsgroup.ReadStats().Sub(before)
-			if d.Tasks+255*uint64(d.Workers) >= n {
-				break
-			}
-			time.Sleep(100 * time.Microsecond)
-		}
-		close(release)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait: %v", err)
-		}
-	})
+	}, func(d wsgroup.Stats) bool { return d.Tasks+255*uint64(d.Workers) >= n })
 }
 
 // TestStatsBlockedWorkerPublishes: a worker about to block in a Wait (its
 // group's only task runs on another worker) publishes its counts first:
 // here the one task of a nested group it ran just before.
 func TestStatsBlockedWorkerPublishes(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	runWithTimeout(t, func() {
-		before := quietStats()
-		var g wsgroup.Group
-		taken, release := make(chan struct{}), make(chan struct{})
+	publishedWhileHeld(t, "the task the worker ran is counted", func(g *wsgroup.Group, release <-chan struct{}) {
+		taken := make(chan struct{})
 		g.Go(func() error {
 			var first, second wsgroup.Group
 			first.Go(func() error { return nil })
@@ -434,34 +418,37 @@ func TestStatsBlockedWorkerPublishes(t *testing.T) {
 			second.Wait()
 			return nil
 		})
-		for wsgroup.ReadStats().Sub(before).Tasks == 0 {
-			time.Sleep(100 * time.Microsecond)
-		}
-		close(release)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait: %v", err)
-		}
-	})
+	}, func(d wsgroup.Stats) bool { return d.Tasks > 0 })
 }
 
 // TestStatsReplacedWorkerPublishes: a worker whose goroutine a task ends
 // with runtime.Goexit publishes its counts before its replacement starts,
 // here while the replacement is held in the next task of its deque.
 func TestStatsReplacedWorkerPublishes(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	runWithTimeout(t, func() {
-		before := quietStats()
-		var g wsgroup.Group
-		started, release := make(chan struct{}), make(chan struct{})
+	publishedWhileHeld(t, "the task the worker ran is counted", func(g *wsgroup.Group, release <-chan struct{}) {
+		started := make(chan struct{})
 		g.Go(func() error {
 			g.Go(func() error { close(started); <-release; return nil })
 			runtime.Goexit()
 			return nil
 		})
 		<-started
-		for wsgroup.ReadStats().Sub(before).Tasks == 0 {
-			time.Sleep(100 * time.Microsecond)
-		}
+	}, func(d wsgroup.Stats) bool { return d.Tasks > 0 })
+}
+
+// publishedWhileHeld, at GOMAXPROCS 1 and under the hang guard, has hold
+// give g tasks that stay active until release is closed, waits until the
+// counts moved since the scheduler was quiet satisfy published (what
+// describes that), releases the tasks and waits for g.
+func publishedWhileHeld(t *testing.T, what string, hold func(g *wsgroup.Group, release <-chan struct{}), published func(d wsgroup.Stats) bool) {
+	t.Helper()
+	testkit.SetProcs(t, 1)
+	testkit.Guard(t, func() {
+		before := quietStats(t)
+		var g wsgroup.Group
+		release := make(chan struct{})
+		hold(&g, release)
+		testkit.WaitUntil(t, what, func() bool { return published(wsgroup.ReadStats().Sub(before)) })
 		close(release)
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait: %v", err)
@@ -472,16 +459,16 @@ func TestStatsReplacedWorkerPublishes(t *testing.T) {
 // TestStatsLoopTasks: a loop runs as one task per range, GOMAXPROCS of
 // them (fewer for a shorter loop), and Tasks moves by exactly that.
 func TestStatsLoopTasks(t *testing.T) {
-	withGOMAXPROCS(t, func(t *testing.T) {
-		runWithTimeout(t, func() {
+	testkit.ForProcs(t, func(t *testing.T) {
+		testkit.Guard(t, func() {
 			for _, n := range []int{1, 3, 10_000} {
-				before := quietStats()
+				before := quietStats(t)
 				h := make(loopHits, n)
 				if err := wsgroup.For(context.Background(), n, h.body); err != nil {
 					t.Errorf("For(%d) = %v", n, err)
 				}
 				h.check(t, fmt.Sprintf("For(%d)", n))
-				after := quietStats()
+				after := quietStats(t)
 				if d, want := after.Sub(before).Tasks, uint64(min(n, runtime.GOMAXPROCS(0))); d != want {
 					t.Errorf("For(%d): Tasks moved by %d, want %d (one per range)", n, d, want)
 				}

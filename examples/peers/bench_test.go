@@ -82,31 +82,37 @@ func flat(b *testing.B, n, workers int, limited, static bool, cost func(i int) i
 			s.done[i].Add(1)
 		}
 	}
-	for _, im := range flatImpls(limited) {
-		b.Run(im.name, func(b *testing.B) {
+	// row runs one sub-benchmark: start (on every run of the sub-benchmark)
+	// returns batch, which runs the n tasks of f once per op, and stop
+	// (nil: nothing), called after the timed loop.
+	row := func(name string, start func() (batch func(f func(int)), stop func())) {
+		b.Run(name, func(b *testing.B) {
 			s := newSlots(n)
 			f := body(s)
-			r := im.open(workers)
-			defer r.close()
+			batch, stop := start()
+			if stop != nil {
+				defer stop()
+			}
 			b.ReportAllocs()
 			for b.Loop() {
-				r.batch(n, f)
+				batch(f)
 			}
 			report(b, n)
 			s.check(b)
 		})
 	}
-	b.Run("impl=serial", func(b *testing.B) {
-		s := newSlots(n)
-		f := body(s)
-		b.ReportAllocs()
-		for b.Loop() {
+	for _, im := range flatImpls(limited) {
+		row(im.name, func() (func(f func(int)), func()) {
+			r := im.open(workers)
+			return func(f func(int)) { r.batch(n, f) }, r.close
+		})
+	}
+	row("impl=serial", func() (func(f func(int)), func()) {
+		return func(f func(int)) {
 			for i := range n {
 				f(i)
 			}
-		}
-		report(b, n)
-		s.check(b)
+		}, nil
 	})
 	// The submitter's own floor: the same closure per task, allocated on
 	// the heap as every runtime's submission allocates it, and called at
@@ -114,28 +120,19 @@ func flat(b *testing.B, n, workers int, limited, static bool, cost func(i int) i
 	// that allocates a closure per task can beat this per task by more
 	// than the number of cores that run the tasks (it only queues, but it
 	// still allocates).
-	b.Run("impl=inline", func(b *testing.B) {
-		s := newSlots(n)
-		f := body(s)
-		b.ReportAllocs()
-		for b.Loop() {
+	row("impl=inline", func() (func(f func(int)), func()) {
+		return func(f func(int)) {
 			for i := range n {
 				task := func() { f(i) }
 				escapeSink = task
 				task()
 			}
-		}
-		escapeSink = nil
-		report(b, n)
-		s.check(b)
+		}, func() { escapeSink = nil }
 	})
 	if static {
-		b.Run("impl=static", func(b *testing.B) {
-			s := newSlots(n)
-			f := body(s)
+		row("impl=static", func() (func(f func(int)), func()) {
 			p := procs()
-			b.ReportAllocs()
-			for b.Loop() {
+			return func(f func(int)) {
 				var wg sync.WaitGroup
 				for c := range p {
 					wg.Go(func() {
@@ -145,9 +142,7 @@ func flat(b *testing.B, n, workers int, limited, static bool, cost func(i int) i
 					})
 				}
 				wg.Wait()
-			}
-			report(b, n)
-			s.check(b)
+			}, nil
 		})
 	}
 }

@@ -17,28 +17,16 @@ import (
 	"github.com/go-steal/steal/wsgroup"
 )
 
-// BenchmarkService: one op is one request of the shape: a new group,
-// its Go calls (each subtask ~300 ns of CPU work, after a 1 ms sleep in
-// the io shape, with a nested group of 2 more in the nested shape) and
-// Wait, issued by one of the shape's clients. See workload.BenchService
-// for the metrics (ns/req, cpu-ns/req, B/req, allocs/req,
-// peak-goroutines). conc's group is an ErrorPool (pool.New().WithErrors(),
-// after WithMaxGoroutines in the limited shapes); impl=inline runs every
-// subtask at once on the client's goroutine: the request's own cost, the
-// floor (in the io shape it sleeps 8 ms per request, one sleep after
-// another, so there only its CPU and allocation figures are a floor).
+// BenchmarkService is wsgroup's BenchmarkService (see there for what one
+// op is, and workload.BenchService for the metrics) with a row for conc
+// as well: its group is an ErrorPool (pool.New().WithErrors(), after
+// WithMaxGoroutines in the limited shapes).
 func BenchmarkService(b *testing.B) {
-	for _, s := range workload.ServiceShapes {
-		b.Run("shape="+s.Name, func(b *testing.B) {
-			run := func(name string, request func(*workload.ServiceClient)) {
-				b.Run(name, func(b *testing.B) { workload.BenchService(b, s, request) })
-			}
-			run("impl=errgroup", workload.ServiceRequest(s, workload.NewGroup[errgroup.Group]))
-			run("impl=conc", workload.ServiceRequest(s, newConcPool))
-			run("impl=wsgroup", workload.ServiceRequest(s, workload.NewGroup[wsgroup.Group]))
-			run("impl=inline", workload.ServiceRequest(s, workload.NewGroup[workload.InlineGroup]))
-		})
-	}
+	workload.BenchServiceShapes(b,
+		workload.ServiceImplOf("errgroup", workload.NewGroup[errgroup.Group]),
+		workload.ServiceImplOf("conc", newConcPool),
+		workload.ServiceImplOf("wsgroup", workload.NewGroup[wsgroup.Group]),
+		workload.ServiceImplOf("inline", workload.NewGroup[workload.InlineGroup]))
 }
 
 // newConcPool is conc's group with errgroup's shape, limited to limit

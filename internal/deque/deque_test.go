@@ -8,18 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
-)
 
-// ints returns n distinct pointers to 0, 1, ..., n-1.
-func ints(n int) []*int {
-	p := make([]*int, n)
-	for i := range p {
-		v := i
-		p[i] = &v
-	}
-	return p
-}
+	"github.com/go-steal/steal/internal/testkit"
+)
 
 func TestPopLIFO(t *testing.T) {
 	d := New[int](4)
@@ -28,9 +19,7 @@ func TestPopLIFO(t *testing.T) {
 		d.Push(x)
 	}
 	for i := len(xs) - 1; i >= 0; i-- {
-		if got := d.Pop(); got != xs[i] {
-			t.Fatalf("Pop() = %s, want %s", show(got), show(xs[i]))
-		}
+		wantPop(t, d, xs[i])
 	}
 	if got := d.Pop(); got != nil {
 		t.Fatalf("Pop() on empty deque = %s, want nil", show(got))
@@ -69,9 +58,7 @@ func TestMixedEnds(t *testing.T) {
 	}
 	pop := func(want *int) {
 		t.Helper()
-		if got := d.Pop(); got != want {
-			t.Fatalf("Pop() = %s, want %s", show(got), show(want))
-		}
+		wantPop(t, d, want)
 	}
 	steal(xs[0])
 	pop(xs[4])
@@ -136,12 +123,8 @@ func TestZeroValue(t *testing.T) {
 	if got := d.Cap(); got != defaultCapacity {
 		t.Fatalf("Cap() = %d after the first Push to a zero Deque, want %d", got, defaultCapacity)
 	}
-	if got, _ := d.Steal(); got != xs[0] {
-		t.Fatalf("Steal() = %s, want %s", show(got), show(xs[0]))
-	}
-	if got := d.Pop(); got != xs[2] {
-		t.Fatalf("Pop() = %s, want %s", show(got), show(xs[2]))
-	}
+	wantSteal(t, &d, xs[0])
+	wantPop(t, &d, xs[2])
 	if got := d.Len(); got != 1 {
 		t.Fatalf("Len() = %d, want 1", got)
 	}
@@ -228,9 +211,7 @@ func TestGrowShrink(t *testing.T) {
 			shrinks := 0
 			for i := len(xs) - 1; i >= 0; i-- {
 				c := d.Cap()
-				if got := d.Pop(); got != xs[i] {
-					t.Fatalf("Pop() = %s, want %s", show(got), show(xs[i]))
-				}
+				wantPop(t, d, xs[i])
 				switch nc := d.Cap(); {
 				case nc == c:
 					if c > tc.floor && i < c/4 {
@@ -278,12 +259,8 @@ func TestShrinkAfterSteals(t *testing.T) {
 	for _, x := range xs[:5] {
 		d.Push(x)
 	}
-	if got, _ := d.Steal(); got != xs[0] {
-		t.Fatalf("Steal() = %s, want %s", show(got), show(xs[0]))
-	}
-	if got := d.Pop(); got != xs[4] {
-		t.Fatalf("Pop() = %s, want %s", show(got), show(xs[4]))
-	}
+	wantSteal(t, d, xs[0])
+	wantPop(t, d, xs[4])
 }
 
 func TestSlotsCleared(t *testing.T) {
@@ -297,23 +274,17 @@ func TestSlotsCleared(t *testing.T) {
 			t.Fatalf("slot %d = %s before any take, want %s", i, show(got), show(x))
 		}
 	}
-	if got := d.Pop(); got != xs[3] {
-		t.Fatalf("Pop() = %s, want %s", show(got), show(xs[3]))
-	}
+	wantPop(t, d, xs[3])
 	if got := d.SlotAt(3); got != nil {
 		t.Fatalf("slot 3 = %s after Pop, want nil", show(got))
 	}
-	if got, _ := d.Steal(); got != xs[0] {
-		t.Fatalf("Steal() = %s, want %s", show(got), show(xs[0]))
-	}
+	wantSteal(t, d, xs[0])
 	if got := d.SlotAt(0); got != nil {
 		t.Fatalf("slot 0 = %s after Steal, want nil", show(got))
 	}
 	// The last item, taken by Pop through the CAS on top.
 	d.Steal()
-	if got := d.Pop(); got != xs[2] {
-		t.Fatalf("Pop() = %s, want %s", show(got), show(xs[2]))
-	}
+	wantPop(t, d, xs[2])
 	for i := range int64(8) {
 		if got := d.SlotAt(i); got != nil {
 			t.Fatalf("slot %d = %s after emptying the deque, want nil", i, show(got))
@@ -345,9 +316,7 @@ func TestStealReadThenLose(t *testing.T) {
 		if !ok || i != 0 || x != a {
 			t.Fatalf("stealRead() = %d, %s, %v, want 0, %s, true", i, show(x), ok, show(a))
 		}
-		if got := d.Pop(); got != b {
-			t.Fatalf("Pop() = %s, want %s", show(got), show(b))
-		}
+		wantPop(t, d, b)
 		if got := d.Pop(); got != a { // top == bottom-1: wins by CAS
 			t.Fatalf("Pop() = %s, want %s", show(got), show(a))
 		}
@@ -364,25 +333,17 @@ func TestStealReadThenLose(t *testing.T) {
 		d.Push(a)
 		d.Push(b)
 		i, r, x, _ := d.stealRead()
-		if got, _ := d.Steal(); got != a {
-			t.Fatalf("Steal() = %s, want %s", show(got), show(a))
-		}
+		wantSteal(t, d, a)
 		d.Push(c) // index 2: the slot of index 0, no grow
-		if got := d.Cap(); got != 2 {
-			t.Fatalf("Cap() = %d, want 2", got)
-		}
+		wantCap(t, d, 2)
 		if got := d.SlotAt(0); got != c {
 			t.Fatalf("slot of index 0 = %s, want %s", show(got), show(c))
 		}
 		if got, retry := d.stealClaim(i, r, x); got != nil || !retry {
 			t.Fatalf("late stealClaim() = %s, %v, want nil, true", show(got), retry)
 		}
-		if got, _ := d.Steal(); got != b {
-			t.Fatalf("Steal() = %s, want %s", show(got), show(b))
-		}
-		if got, _ := d.Steal(); got != c {
-			t.Fatalf("Steal() = %s, want %s", show(got), show(c))
-		}
+		wantSteal(t, d, b)
+		wantSteal(t, d, c)
 	})
 }
 
@@ -397,9 +358,7 @@ func TestStealClearsCurrentRing(t *testing.T) {
 	d.Push(b)
 	i, r, x, _ := d.stealRead()
 	d.Push(c) // full: grows to 4, copying a and b
-	if got := d.Cap(); got != 4 {
-		t.Fatalf("Cap() = %d, want 4", got)
-	}
+	wantCap(t, d, 4)
 	if got := d.SlotAt(0); got != a {
 		t.Fatalf("slot of index 0 in the new ring = %s before the steal, want %s", show(got), show(a))
 	}
@@ -412,12 +371,8 @@ func TestStealClearsCurrentRing(t *testing.T) {
 	if got := d.SlotAt(0); got != nil {
 		t.Fatalf("slot of index 0 in the new ring = %s after the steal, want nil", show(got))
 	}
-	if got := d.Pop(); got != c {
-		t.Fatalf("Pop() = %s, want %s", show(got), show(c))
-	}
-	if got, _ := d.Steal(); got != b {
-		t.Fatalf("Steal() = %s, want %s", show(got), show(b))
-	}
+	wantPop(t, d, c)
+	wantSteal(t, d, b)
 }
 
 // TestResizeClearsStolenCopies steals while the owner is inside resize,
@@ -439,9 +394,7 @@ func TestResizeClearsStolenCopies(t *testing.T) {
 	if len(stolen) != 1 || stolen[0] != a {
 		t.Fatalf("stole %v during resize, want [%s]", stolen, show(a))
 	}
-	if got := d.Cap(); got != 4 {
-		t.Fatalf("Cap() = %d, want 4", got)
-	}
+	wantCap(t, d, 4)
 	for i, want := range []*int{nil, b, c, nil} {
 		if got := d.SlotAt(int64(i)); got != want {
 			t.Fatalf("slot of index %d = %s, want %s", i, show(got), show(want))
@@ -466,12 +419,11 @@ func stressItems() int {
 func TestStress(t *testing.T) {
 	n := stressItems()
 	for _, retain := range []bool{false, true} {
-		for _, procs := range []int{1, 2, 4, 8} {
-			t.Run(fmt.Sprintf("retain=%v/GOMAXPROCS=%d", retain, procs), func(t *testing.T) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				stress(t, n, 3, uint64(procs), retain)
+		t.Run(fmt.Sprintf("retain=%v", retain), func(t *testing.T) {
+			testkit.ForProcs(t, func(t *testing.T) {
+				stress(t, n, 3, uint64(runtime.GOMAXPROCS(0)), retain)
 			})
-		}
+		})
 	}
 }
 
@@ -494,8 +446,7 @@ func stress(t *testing.T, n, thieves int, seed uint64, retain bool) {
 	var (
 		popped, stolen atomic.Int64
 		// Errors seen by the workers, reported by the test goroutine
-		// (which must not return, on a timeout, while a worker might
-		// still call t.Errorf).
+		// once they have all stopped.
 		errMu sync.Mutex
 		errs  []string
 		// Written by the owner, read after the run.
@@ -620,26 +571,7 @@ func stress(t *testing.T, n, thieves int, seed uint64, retain bool) {
 		}
 	}
 
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		run()
-	}()
-	limit := 2 * time.Minute
-	if dl, ok := t.Deadline(); ok {
-		// Fire before the test binary's own timeout does.
-		limit = min(limit, time.Until(dl)*9/10)
-	}
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	select {
-	case <-finished:
-	case <-timer.C:
-		buf := make([]byte, 16<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("stress test did not finish within %v (popped %d, stolen %d of %d); goroutines:\n%s",
-			limit, popped.Load(), stolen.Load(), n, buf)
-	}
+	testkit.Guard(t, run)
 
 	for _, e := range errs {
 		t.Error(e)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/anishathalye/porcupine"
+
 	"github.com/go-steal/steal/internal/explore"
 )
 

@@ -1,7 +1,6 @@
 package deque
 
 import (
-	"strconv"
 	"testing"
 )
 
@@ -196,11 +195,4 @@ func checkModel(t *testing.T, d *Deque[int], items []*int, peak int, full, retai
 			check(i)
 		}
 	}
-}
-
-func show(x *int) string {
-	if x == nil {
-		return "nil"
-	}
-	return "&" + strconv.Itoa(*x)
 }

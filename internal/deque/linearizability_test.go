@@ -73,6 +73,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // linKind is the kind of a recorded operation.
@@ -561,58 +563,21 @@ func linRun(cfg linConfig, procs, n int, budget time.Duration, st *linStats) *li
 	return nil
 }
 
-// linLimit is the time a subtest may take before it is deemed hung: a
-// minute, or less if the test binary's own timeout would fire first (the
-// margin leaves time for the report and for goleak's check at exit).
-func linLimit(t *testing.T) time.Duration {
-	limit := time.Minute
-	if dl, ok := t.Deadline(); ok {
-		limit = min(limit, time.Until(dl)*8/10)
-	}
-	return limit
-}
-
-// linWithin runs f on another goroutine and returns its result and true,
-// or, if f has not returned within limit, a dump of all goroutines and
-// false (f's goroutine is then left behind).
-func linWithin[R any](limit time.Duration, f func() R) (r R, dump string, ok bool) {
-	result := make(chan R, 1)
-	go func() { result <- f() }()
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	select {
-	case r := <-result:
-		return r, "", true
-	case <-timer.C:
-		buf := make([]byte, 16<<20)
-		return r, string(buf[:runtime.Stack(buf, true)]), false
-	}
-}
-
 func TestLinearizability(t *testing.T) {
 	t.Run("checker", testLinearizabilityChecker)
 	n, budget := linHistories()
-	hung := false
 	for _, cfg := range []linConfig{{}, {retain: true}, {zero: true}, {zero: true, retain: true}} {
-		for _, procs := range []int{1, 2, 4, 8} {
-			t.Run(fmt.Sprintf("%v/GOMAXPROCS=%d", cfg, procs), func(t *testing.T) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		t.Run(fmt.Sprint(cfg), func(t *testing.T) {
+			testkit.ForProcs(t, func(t *testing.T) {
 				var st linStats
-				limit := linLimit(t)
-				f, dump, ok := linWithin(limit, func() *linFailure { return linRun(cfg, procs, n, budget, &st) })
-				if !ok {
-					hung = true
-					t.Fatalf("recording and checking did not finish within %v; goroutines:\n%s", limit, dump)
-				}
+				var f *linFailure
+				testkit.Guard(t, func() { f = linRun(cfg, runtime.GOMAXPROCS(0), n, budget, &st) })
 				if f != nil {
 					f.report(t)
 				}
 				t.Log(&st)
 			})
-			if hung {
-				return // the goroutines left behind would slow down every later subtest
-			}
-		}
+		})
 	}
 }
 

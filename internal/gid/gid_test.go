@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // stackID parses the calling goroutine's id from runtime.Stack, with a
@@ -99,17 +101,9 @@ func TestConcurrent(t *testing.T) {
 		churners = 64
 		stayers  = 8
 	)
-	cycles := 1000
-	if testing.Short() {
-		cycles = 200
-	}
+	cycles := testkit.Scale(1000, 200)
 	var tab Table[int]
-	var bad atomic.Int64
-	report := func(format string, args ...any) {
-		if bad.Add(1) <= 10 {
-			t.Errorf(format, args...)
-		}
-	}
+	report := firstErrors(t)
 	var stop atomic.Bool
 	var wg, stayWG sync.WaitGroup
 	for i := range stayers {
@@ -152,6 +146,17 @@ func TestConcurrent(t *testing.T) {
 	for b := range tab.buckets {
 		if e := tab.buckets[b].Load(); e != nil {
 			t.Fatalf("bucket %d not empty at the end: id %d", b, e.id)
+		}
+	}
+}
+
+// firstErrors returns a function that reports an error as t.Errorf does,
+// for the first ten calls only, from any goroutine.
+func firstErrors(t *testing.T) func(format string, args ...any) {
+	var bad atomic.Int64
+	return func(format string, args ...any) {
+		if bad.Add(1) <= 10 {
+			t.Errorf(format, args...)
 		}
 	}
 }
@@ -283,13 +288,10 @@ func TestCollidingBuckets(t *testing.T) {
 // up and unregister at once, so removals in the middle of the list race
 // with lock-free lookups of the others.
 func TestCollidingConcurrent(t *testing.T) {
-	cycles := 20000
-	if testing.Short() {
-		cycles = 2000
-	}
+	cycles := testkit.Scale(20000, 2000)
 	ag := sameBucket(t, 4)
 	var tab Table[int]
-	var bad atomic.Int64
+	report := firstErrors(t)
 	var wg sync.WaitGroup
 	for i, a := range ag {
 		wg.Add(1)
@@ -299,23 +301,17 @@ func TestCollidingConcurrent(t *testing.T) {
 			for c := range cycles {
 				tab.Register(&v)
 				if got := tab.Lookup(); got != &v {
-					if bad.Add(1) <= 10 {
-						t.Errorf("agent %d cycle %d: Lookup = %v, want its own", i, c, deref(got))
-					}
+					report("agent %d cycle %d: Lookup = %v, want its own", i, c, deref(got))
 					return
 				}
 				runtime.Gosched()
 				if got := tab.Lookup(); got != &v {
-					if bad.Add(1) <= 10 {
-						t.Errorf("agent %d cycle %d: Lookup after yielding = %v, want its own", i, c, deref(got))
-					}
+					report("agent %d cycle %d: Lookup after yielding = %v, want its own", i, c, deref(got))
 					return
 				}
 				tab.Unregister()
 				if got := tab.Lookup(); got != nil {
-					if bad.Add(1) <= 10 {
-						t.Errorf("agent %d cycle %d: Lookup after Unregister = %v", i, c, *got)
-					}
+					report("agent %d cycle %d: Lookup after Unregister = %v", i, c, *got)
 					return
 				}
 			}

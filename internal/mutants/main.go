@@ -76,7 +76,7 @@ var (
 		[]string{"-run", "TestWatchdogExtraWorkersRetire", "./internal/sched"}, nil}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
-		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"WSGROUP_HANG_TIMEOUT=10s"}}
+		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
 )
 
 // mutants is the table.

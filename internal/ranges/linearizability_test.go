@@ -60,6 +60,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 type linKind uint8
@@ -461,33 +463,29 @@ func linCheck(t *testing.T, h *linHistory, history []porcupine.Operation, n, par
 
 func TestLinearizability(t *testing.T) {
 	t.Run("checker", testLinearizabilityChecker)
-	maxHistories, budget := 4000, 150*time.Millisecond
-	if testing.Short() {
-		maxHistories, budget = 500, 40*time.Millisecond
-	}
-	for _, procs := range []int{1, 2, 4, 8} {
-		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			guard(t, func() {
-				rng := rand.New(rand.NewPCG(uint64(procs), 7))
-				var st linStats
-				start := time.Now()
-				for st.histories < maxHistories && (st.histories == 0 || time.Since(start) < budget) {
-					parts := 2 + rng.IntN(3)
-					ns := make([]int, linBatch)
-					for i := range ns {
-						ns[i] = rng.IntN(201)
-					}
-					for i, h := range linRecord(parts, ns, rng.Uint64()) {
-						history := h.history()
-						linCheck(t, h, history, ns[i], parts)
-						st.add(h, history)
-					}
+	maxHistories := testkit.Scale(4000, 500)
+	budget := time.Duration(testkit.Scale(150, 40)) * time.Millisecond
+	testkit.ForProcs(t, func(t *testing.T) {
+		procs := runtime.GOMAXPROCS(0)
+		testkit.Guard(t, func() {
+			rng := rand.New(rand.NewPCG(uint64(procs), 7))
+			var st linStats
+			start := time.Now()
+			for st.histories < maxHistories && (st.histories == 0 || time.Since(start) < budget) {
+				parts := 2 + rng.IntN(3)
+				ns := make([]int, linBatch)
+				for i := range ns {
+					ns[i] = rng.IntN(201)
 				}
-				t.Log(&st)
-			})
+				for i, h := range linRecord(parts, ns, rng.Uint64()) {
+					history := h.history()
+					linCheck(t, h, history, ns[i], parts)
+					st.add(h, history)
+				}
+			}
+			t.Log(&st)
 		})
-	}
+	})
 }
 
 // testLinearizabilityChecker runs the checker on handmade histories: the

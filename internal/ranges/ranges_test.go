@@ -3,14 +3,14 @@ package ranges
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // span is a range [lo, hi) as the tests write it.
@@ -286,7 +286,7 @@ func TestStealNothingLeft(t *testing.T) {
 // stored must wait for them, not report that nothing is left; once they
 // are stored, it steals them.
 func TestStealWaitsForIndicesInTransit(t *testing.T) {
-	guard(t, func() {
+	testkit.Guard(t, func() {
 		p := New(4, 2) // [0, 2) and [2, 4)
 		p.Take(0, 2)
 		p.Take(1, 1)                      // slot 1 holds [3, 4)
@@ -368,30 +368,26 @@ func TestUntake(t *testing.T) {
 // has given indices back since). Some rounds give back the end of a take
 // now and then, as a participant whose body calls Goexit does.
 func TestConcurrent(t *testing.T) {
-	budget, minRounds := 200*time.Millisecond, 20
-	if testing.Short() {
-		budget, minRounds = 50*time.Millisecond, 5
-	}
-	for _, procs := range []int{1, 2, 4, 8} {
-		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			guard(t, func() {
-				rng := rand.New(rand.NewPCG(uint64(procs), 5))
-				start := time.Now()
-				rounds, steals := 0, 0
-				for ; rounds < minRounds || time.Since(start) < budget; rounds++ {
-					cfg := stressConfig{
-						n:      []int{0, 1, procs, 100, 1000, 20000}[rng.IntN(6)],
-						parts:  []int{procs, procs + 1, 2 * procs}[rng.IntN(3)],
-						maxK:   uint32(1 + rng.IntN(16)),
-						untake: rng.IntN(3) == 0,
-					}
-					steals += cfg.run(t, rng.Uint64())
+	budget := time.Duration(testkit.Scale(200, 50)) * time.Millisecond
+	minRounds := testkit.Scale(20, 5)
+	testkit.ForProcs(t, func(t *testing.T) {
+		procs := runtime.GOMAXPROCS(0)
+		testkit.Guard(t, func() {
+			rng := rand.New(rand.NewPCG(uint64(procs), 5))
+			start := time.Now()
+			rounds, steals := 0, 0
+			for ; rounds < minRounds || time.Since(start) < budget; rounds++ {
+				cfg := stressConfig{
+					n:      []int{0, 1, procs, 100, 1000, 20000}[rng.IntN(6)],
+					parts:  []int{procs, procs + 1, 2 * procs}[rng.IntN(3)],
+					maxK:   uint32(1 + rng.IntN(16)),
+					untake: rng.IntN(3) == 0,
 				}
-				t.Logf("%d rounds, %d steals", rounds, steals)
-			})
+				steals += cfg.run(t, rng.Uint64())
+			}
+			t.Logf("%d rounds, %d steals", rounds, steals)
 		})
-	}
+	})
 }
 
 // stressConfig is one round of TestConcurrent.
@@ -458,25 +454,4 @@ func (c stressConfig) run(t *testing.T, seed uint64) int {
 		}
 	}
 	return int(steals.Load())
-}
-
-// guard runs body on the test goroutine. If body has not returned within
-// a minute (or shortly before the test binary's deadline), it writes the
-// stack of every goroutine to stderr and panics, which fails the test
-// binary: participants spinning in Steal cannot be unwound, and the dump
-// shows where they are.
-func guard(t *testing.T, body func()) {
-	t.Helper()
-	limit := time.Minute
-	if dl, ok := t.Deadline(); ok {
-		limit = max(min(limit, time.Until(dl)-10*time.Second), 5*time.Second)
-	}
-	name := t.Name()
-	hung := func() {
-		fmt.Fprintf(os.Stderr, "\nHANG: %s did not finish within %v; all goroutines:\n\n", name, limit)
-		pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
-		panic(fmt.Sprintf("hang: %s did not finish within %v (goroutine dump above)", name, limit))
-	}
-	defer time.AfterFunc(limit, hung).Stop()
-	body()
 }

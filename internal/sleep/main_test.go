@@ -7,7 +7,7 @@ import (
 )
 
 // TestMain fails the package's tests if any goroutine a test started
-// (workers, posters, wakers, watchdogs) is still alive at the end.
+// (workers, posters, wakers) is still alive at the end.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

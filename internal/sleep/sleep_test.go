@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // ---------------------------------------------------------------------------
@@ -323,8 +325,7 @@ func (r *rig) hook(w window) {
 		r.act()
 		r.acted.Store(true)
 	}()
-	// No limit: if the helper never gets here, the test's watchdog
-	// reports the hang.
+	// No limit: if the helper never gets here, run reports the hang.
 	for !r.acted.Load() && !r.wakeLock.Load() {
 		runtime.Gosched()
 	}
@@ -366,8 +367,9 @@ func (r *rig) spell(linger time.Duration) spell {
 // meanwhile, describes a lost wake-up if it sees one (a state in which the
 // worker sleeps and nobody is left to wake it); run then reports it, frees
 // the worker by force and returns false. A hang is fatal.
-func (r *rig) run(t *testing.T, wd *watchdog, tick *time.Ticker, linger time.Duration, lost func() string) (spell, bool) {
+func (r *rig) run(t *testing.T, tick *time.Ticker, linger time.Duration, lost func() string) (spell, bool) {
 	t.Helper()
+	hung := hangBound(t)
 	res := make(chan spell, 1)
 	go func() { res <- r.spell(linger) }()
 	ok := true
@@ -377,6 +379,18 @@ func (r *rig) run(t *testing.T, wd *watchdog, tick *time.Ticker, linger time.Dur
 			r.helpers.Wait()
 			return sp, ok
 		case <-tick.C:
+			if time.Now().After(hung) {
+				dump := testkit.Stacks()
+				r.done.Store(true)
+				r.s.WakeAll()
+				r.s.forceRelease()
+				select {
+				case <-res:
+				case <-time.After(time.Second):
+				}
+				t.Fatalf("hang: worker 0 did not return from its idle spell within %v (counters %v, pending %d, at %v)\n%s",
+					testkit.Timeout(t)*9/10, r.s.Load(), r.pending(), r.at, dump)
+			}
 			if !ok {
 				r.s.forceRelease()
 				continue
@@ -387,17 +401,6 @@ func (r *rig) run(t *testing.T, wd *watchdog, tick *time.Ticker, linger time.Dur
 				r.done.Store(true)
 				r.s.forceRelease()
 			}
-		case <-wd.C:
-			dump := goroutineDump()
-			r.done.Store(true)
-			r.s.WakeAll()
-			r.s.forceRelease()
-			select {
-			case <-res:
-			case <-time.After(time.Second):
-			}
-			t.Fatalf("hang: worker 0 did not return from its idle spell within %v (counters %v, pending %d, at %v)\n%s",
-				wd.limit, r.s.Load(), r.pending(), r.at, dump)
 		}
 	}
 }
@@ -416,12 +419,7 @@ func (r *rig) lostJob() string {
 
 func noLoss() string { return "" }
 
-func iterations(full int) int {
-	if testing.Short() {
-		return full / 10
-	}
-	return full
-}
+func iterations(full int) int { return testkit.Scale(full, full/10) }
 
 // TestPostInRaceWindow posts a job at each wait point of the idle protocol,
 // thousands of times each, and checks that the worker never sleeps through
@@ -443,7 +441,6 @@ func TestPostInRaceWindow(t *testing.T) {
 
 func testPostAt(t *testing.T, w window, kind jobKind, n int) {
 	r := newRig(2)
-	wd := newWatchdog(t)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	var postResult atomic.Uint64
@@ -452,7 +449,7 @@ func testPostAt(t *testing.T, w window, kind jobKind, n int) {
 	setHooks(t, r.hook)
 	for i := range n {
 		r.arm()
-		sp, ok := r.run(t, wd, tick, 0, r.lostJob)
+		sp, ok := r.run(t, tick, 0, r.lostJob)
 		if !ok {
 			return
 		}
@@ -493,7 +490,6 @@ func TestJECWrapInjected(t *testing.T) {
 		t.Run(fmt.Sprintf("jec=%#x", start), func(t *testing.T) {
 			r := newRig(2)
 			r.s.setCounters(pack(start, 0, 0))
-			wd := newWatchdog(t)
 			tick := time.NewTicker(time.Millisecond)
 			defer tick.Stop()
 			r.at = atSleep
@@ -504,7 +500,7 @@ func TestJECWrapInjected(t *testing.T) {
 			setHooks(t, r.hook)
 			for i := range 50 {
 				r.arm()
-				sp, ok := r.run(t, wd, tick, 0, r.lostJob)
+				sp, ok := r.run(t, tick, 0, r.lostJob)
 				if !ok {
 					return
 				}
@@ -536,7 +532,6 @@ func TestDoneInRaceWindow(t *testing.T) {
 
 func testDoneAt(t *testing.T, w window, n int) {
 	r := newRig(1)
-	wd := newWatchdog(t)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	var woke atomic.Bool
@@ -559,7 +554,7 @@ func testDoneAt(t *testing.T, w window, n int) {
 		r.done.Store(false)
 		woke.Store(false)
 		r.arm()
-		sp, ok := r.run(t, wd, tick, 0, lost)
+		sp, ok := r.run(t, tick, 0, lost)
 		if !ok {
 			return
 		}
@@ -608,13 +603,12 @@ func TestWakeWorkerAwake(t *testing.T) {
 // Lingered, unregistered as a sleeper but still inactive until StopLooking.
 func TestLinger(t *testing.T) {
 	r := newRig(1)
-	wd := newWatchdog(t)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	setHooks(t, r.hook) // records registered/blocked; no action
 	for i := range 5 {  // the second and later sleeps reuse the timer
 		r.arm()
-		sp, ok := r.run(t, wd, tick, time.Millisecond, noLoss)
+		sp, ok := r.run(t, tick, time.Millisecond, noLoss)
 		if !ok {
 			return
 		}
@@ -640,7 +634,6 @@ func TestLinger(t *testing.T) {
 func TestLingerRacesWaker(t *testing.T) {
 	n := iterations(2000)
 	r := newRig(1)
-	wd := newWatchdog(t)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	var woke atomic.Bool
@@ -650,7 +643,7 @@ func TestLingerRacesWaker(t *testing.T) {
 	for i := range n {
 		woke.Store(false)
 		r.arm()
-		sp, ok := r.run(t, wd, tick, time.Nanosecond, noLoss)
+		sp, ok := r.run(t, tick, time.Nanosecond, noLoss)
 		if !ok {
 			return
 		}
@@ -689,7 +682,14 @@ func newCrew(t *testing.T, n int) *crew {
 			c.blocks.Add(1)
 		}
 	})
-	t.Cleanup(c.shutdown) // runs before the hooks' cleanup
+	// Runs before the hooks' cleanup; on a failure (a hang that WaitUntil
+	// reports), it shows the counters first.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("counters %v", c.s.Load())
+		}
+		c.shutdown()
+	})
 	return c
 }
 
@@ -725,43 +725,31 @@ func (c *crew) start(i int, untilWoken bool) {
 }
 
 // waitAsleep waits until each of workers is blocked.
-func (c *crew) waitAsleep(t *testing.T, wd *watchdog, workers ...int) {
+func (c *crew) waitAsleep(t *testing.T, workers ...int) {
 	t.Helper()
-	for {
-		all := true
+	testkit.WaitUntil(t, fmt.Sprintf("workers %v are all asleep", workers), func() bool {
 		for _, i := range workers {
 			if b, ok := c.s.blockedNow(i); !b || !ok {
-				all = false
-				break
+				return false
 			}
 		}
-		if all {
-			return
-		}
-		select {
-		case <-wd.C:
-			dump := goroutineDump()
-			c.shutdown()
-			t.Fatalf("workers %v did not all fall asleep within %v (counters %v)\n%s", workers, wd.limit, c.s.Load(), dump)
-		default:
-			runtime.Gosched()
-		}
-	}
+		return true
+	})
 }
 
 // wait waits for all the crew's workers to end.
-func (c *crew) wait(t *testing.T, wd *watchdog) {
+func (c *crew) wait(t *testing.T) {
 	t.Helper()
 	ended := make(chan struct{})
 	go func() { c.wg.Wait(); close(ended) }()
-	select {
-	case <-ended:
-	case <-wd.C:
-		dump := goroutineDump()
-		c.shutdown()
-		<-ended
-		t.Fatalf("workers did not end within %v (counters %v)\n%s", wd.limit, c.s.Load(), dump)
-	}
+	testkit.WaitUntil(t, "the workers have ended", func() bool {
+		select {
+		case <-ended:
+			return true
+		default:
+			return false
+		}
+	})
 }
 
 // shutdown ends every worker the polite way (done, then WakeWorker), and by
@@ -789,12 +777,11 @@ func (c *crew) shutdown() {
 // less the idle workers that are awake when the queue was empty; and that
 // WorkFound wakes one.
 func TestPostWakes(t *testing.T) {
-	wd := newWatchdog(t)
 	c := newCrew(t, 5)
 	for i := range 4 {
 		c.start(i, true)
 	}
-	c.waitAsleep(t, wd, 0, 1, 2, 3)
+	c.waitAsleep(t, 0, 1, 2, 3)
 	if got := c.s.Load(); got.Sleeping() != 4 || got.Inactive() != 4 || got.sleepy() == false {
 		t.Fatalf("four sleepers: counters %v", got)
 	}
@@ -827,7 +814,7 @@ func TestPostWakes(t *testing.T) {
 	if got := c.s.Load().Sleeping(); got != 0 {
 		t.Fatalf("after WorkFound: %d sleeping, want 0", got)
 	}
-	c.wait(t, wd)
+	c.wait(t)
 	if c.woken.Load() != 4 {
 		t.Fatalf("%d workers woken, want 4", c.woken.Load())
 	}
@@ -846,10 +833,9 @@ func TestGrowWhileSleeping(t *testing.T) {
 			name = "post"
 		}
 		t.Run(name, func(t *testing.T) {
-			wd := newWatchdog(t)
 			c := newCrew(t, 1)
 			c.start(0, !byPost)
-			c.waitAsleep(t, wd, 0)
+			c.waitAsleep(t, 0)
 			slot0 := c.s.slot(0)
 			c.s.Grow(2)
 			c.s.Grow(4)
@@ -863,7 +849,7 @@ func TestGrowWhileSleeping(t *testing.T) {
 			for i := 1; i < 4; i++ {
 				c.start(i, !byPost)
 			}
-			c.waitAsleep(t, wd, 0, 1, 2, 3)
+			c.waitAsleep(t, 0, 1, 2, 3)
 			if got := c.s.Load(); got.Sleeping() != 4 || got.Inactive() != 4 {
 				t.Fatalf("four sleepers: counters %v", got)
 			}
@@ -882,7 +868,7 @@ func TestGrowWhileSleeping(t *testing.T) {
 					t.Fatalf("worker %d still blocked after the wake-up", i)
 				}
 			}
-			c.wait(t, wd)
+			c.wait(t)
 			if byPost && c.ran.Load() != 4 || !byPost && c.woken.Load() != 4 {
 				t.Fatalf("ran %d, woken %d", c.ran.Load(), c.woken.Load())
 			}

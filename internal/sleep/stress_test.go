@@ -1,13 +1,14 @@
 package sleep
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // padded keeps each queue and counter of the stress test on its own cache
@@ -180,7 +181,7 @@ func (st *stress) poster(p, quota int, seed uint64) {
 // 4 and 8. Two of the four worker slots are added with
 // Grow while the others already work and sleep; one worker lingers and
 // searches again when nobody wakes it. It checks that nothing hangs (a
-// watchdog reports a hang with all the goroutines' stacks), that every job
+// hang is reported with the counters and all the goroutines' stacks), that every job
 // is consumed, that shutting down (done, then WakeWorker) ends every
 // worker, and that the counters come back to zero.
 func TestStress(t *testing.T) {
@@ -188,17 +189,13 @@ func TestStress(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		total = 100_000
 	}
-	procs := []int{1, 2, 4, 8}
-	for _, p := range procs {
-		t.Run(fmt.Sprintf("GOMAXPROCS=%d", p), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(p))
-			runStress(t, total, uint64(p))
-		})
-	}
+	testkit.ForProcs(t, func(t *testing.T) {
+		runStress(t, total, uint64(runtime.GOMAXPROCS(0)))
+	})
 }
 
 func runStress(t *testing.T, posts int, seed uint64) {
-	wd := newWatchdog(t)
+	hung := hangBound(t)
 	st := &stress{s: New(2), quit: make(chan struct{})}
 	for p := range st.signal {
 		st.signal[p] = make(chan struct{}, 1)
@@ -215,7 +212,7 @@ func runStress(t *testing.T, posts int, seed uint64) {
 		go st.worker(i, lingers[i], seed)
 	}
 	hang := func(what string) {
-		dump := goroutineDump()
+		dump := testkit.Stacks()
 		close(st.quit)
 		st.stop.Store(true)
 		ended := make(chan struct{})
@@ -231,18 +228,24 @@ func runStress(t *testing.T, posts int, seed uint64) {
 			break
 		}
 		t.Fatalf("hang: %s within %v\ncounters %v, workers %d, injector %d %d, injected ran %d %d, internal %d/%d\n%s",
-			what, wd.limit, st.s.Load(), st.nw.Load(), st.inj[0].Load(), st.inj[1].Load(),
+			what, testkit.Timeout(t)*9/10, st.s.Load(), st.nw.Load(), st.inj[0].Load(), st.inj[1].Load(),
 			st.injRan[0].Load(), st.injRan[1].Load(), st.intRan.Load(), st.intPost.Load(), dump)
 	}
-	// poll waits for cond, yielding; the watchdog turns a hang into a failure.
+	// poll waits for cond, yielding; past hangBound it reports a hang.
 	poll := func(cond func() bool, what string) {
 		for !cond() {
-			select {
-			case <-wd.C:
+			if time.Now().After(hung) {
 				hang(what)
-			default:
-				runtime.Gosched()
 			}
+			runtime.Gosched()
+		}
+	}
+	// waitFor waits for ch to be closed; past hangBound it reports a hang.
+	waitFor := func(ch chan struct{}, what string) {
+		select {
+		case <-ch:
+		case <-time.After(time.Until(hung)):
+			hang(what)
 		}
 	}
 
@@ -267,12 +270,7 @@ func runStress(t *testing.T, posts int, seed uint64) {
 
 	postersDone := make(chan struct{})
 	go func() { posters.Wait(); close(postersDone) }()
-	select {
-	case <-postersDone:
-	case <-wd.C:
-		hang("posters did not see all their jobs consumed")
-		<-postersDone
-	}
+	waitFor(postersDone, "posters did not see all their jobs consumed")
 	poll(func() bool { return st.intRan.Load() == st.intPost.Load() }, "internal jobs not consumed")
 	// Everyone asleep (the lingering worker now and then), then shut down
 	// as a pool does: done, then WakeWorker for each worker.
@@ -283,12 +281,7 @@ func runStress(t *testing.T, posts int, seed uint64) {
 	}
 	ended := make(chan struct{})
 	go func() { st.wg.Wait(); close(ended) }()
-	select {
-	case <-ended:
-	case <-wd.C:
-		hang("workers did not end after done and WakeWorker")
-		<-ended
-	}
+	waitFor(ended, "workers did not end after done and WakeWorker")
 
 	for p := range stressPosters {
 		if got := st.injRan[p].Load(); got != int64(quota) || st.inj[p].Load() != 0 {

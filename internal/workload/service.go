@@ -107,6 +107,33 @@ func ServiceRequest[G Group](s ServiceShape, newGroup func(limit int) G) func(*S
 	return r.run
 }
 
+// A ServiceImpl is a row of the service benchmarks: its name (the
+// sub-benchmark is "impl=Name") and its request of a shape.
+type ServiceImpl struct {
+	Name    string
+	Request func(s ServiceShape) func(*ServiceClient)
+}
+
+// ServiceImplOf is the row named name whose requests run on the groups
+// newGroup makes (NewGroup[errgroup.Group], say): see ServiceRequest.
+func ServiceImplOf[G Group](name string, newGroup func(limit int) G) ServiceImpl {
+	return ServiceImpl{name, func(s ServiceShape) func(*ServiceClient) { return ServiceRequest(s, newGroup) }}
+}
+
+// BenchServiceShapes runs BenchService on every shape of ServiceShapes, as
+// sub-benchmarks "shape=NAME", and within each on every row of impls, as
+// sub-benchmarks "impl=NAME".
+func BenchServiceShapes(b *testing.B, impls ...ServiceImpl) {
+	for _, s := range ServiceShapes {
+		b.Run("shape="+s.Name, func(b *testing.B) {
+			for _, im := range impls {
+				request := im.Request(s)
+				b.Run("impl="+im.Name, func(b *testing.B) { BenchService(b, s, request) })
+			}
+		})
+	}
+}
+
 // serviceRequest is a request's parameters, which every closure of the
 // request reaches through one pointer.
 type serviceRequest[G Group] struct {

@@ -1,10 +1,15 @@
 package sleep
 
+// Helpers of the package's tests: building and reading the counters word,
+// looking into a worker's slot, and the test hooks at the wait points of
+// the idle protocol.
+
 import (
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // pack builds a Counters value from its three fields.
@@ -105,35 +110,7 @@ func setHooks(t *testing.T, f func(w window)) {
 	})
 }
 
-// watchdog turns a hang into a test failure with a full goroutine dump.
-type watchdog struct {
-	C     <-chan time.Time
-	timer *time.Timer
-	limit time.Duration
-}
-
-// newWatchdog fires after 2 minutes, or sooner if the test binary's
-// deadline is nearer (keeping 10 s to report).
-func newWatchdog(t *testing.T) *watchdog {
-	limit := 2 * time.Minute
-	if dl, ok := t.Deadline(); ok {
-		if left := time.Until(dl) - 10*time.Second; left < limit {
-			limit = max(left, time.Second)
-		}
-	}
-	tm := time.NewTimer(limit)
-	t.Cleanup(func() { tm.Stop() })
-	return &watchdog{C: tm.C, timer: tm, limit: limit}
-}
-
-// goroutineDump returns the stacks of all goroutines.
-func goroutineDump() string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return string(buf[:n])
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
+// hangBound is when a test that waits in a loop of its own (rig.run,
+// runStress) declares a hang: before testkit's bound, so that it can free
+// its workers and report the counters.
+func hangBound(t *testing.T) time.Time { return time.Now().Add(testkit.Timeout(t) * 9 / 10) }

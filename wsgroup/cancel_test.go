@@ -1,7 +1,8 @@
 package wsgroup_test
 
-// Cancellation as cooperative shutdown: by default queued tasks
-// still run after the group's context is canceled; SkipQueued drops them.
+// Cancellation as cooperative shutdown: the first error or the parent's
+// cancellation cancels the group's context; by default (RunQueued) queued
+// tasks still run afterwards, as with errgroup, and SkipQueued drops them.
 
 import (
 	"context"
@@ -14,10 +15,100 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
 
-var errStop = errors.New("wsgroup test: stop")
+// TestErrorCancelsContextWhileTasksRun: the first error cancels the
+// context before Wait returns, so tasks that wait for cancellation end.
+func TestErrorCancelsContextWhileTasksRun(t *testing.T) {
+	testkit.Guard(t, func() {
+		errDoom := errors.New("wsgroup_test: doomed")
+		g, ctx := wsgroup.WithContext(context.Background())
+		const waiters = 16
+		var sawCause atomic.Int32
+		for i := 0; i < waiters; i++ {
+			g.Go(func() error {
+				<-ctx.Done()
+				if context.Cause(ctx) == errDoom {
+					sawCause.Add(1)
+				}
+				return ctx.Err()
+			})
+		}
+		g.Go(func() error { return errDoom })
+		if err := g.Wait(); err != errDoom {
+			t.Errorf("Wait() = %v, want %v", err, errDoom)
+		}
+		if n := sawCause.Load(); n != waiters {
+			t.Errorf("%d of %d waiting tasks saw the cause %v", n, waiters, errDoom)
+		}
+	})
+}
+
+// TestParentCancel: canceling the parent context cancels the group's
+// context; the cause is the parent's.
+func TestParentCancel(t *testing.T) {
+	testkit.Guard(t, func() {
+		parent, cancel := context.WithCancel(context.Background())
+		g, ctx := wsgroup.WithContext(parent)
+		started := make(chan struct{})
+		for i := 0; i < 8; i++ {
+			g.Go(func() error {
+				started <- struct{}{}
+				<-ctx.Done()
+				return ctx.Err()
+			})
+		}
+		for i := 0; i < 8; i++ {
+			<-started
+		}
+		cancel()
+		if err := g.Wait(); err != context.Canceled {
+			t.Errorf("Wait() = %v, want %v", err, context.Canceled)
+		}
+		if cause := context.Cause(ctx); cause != context.Canceled {
+			t.Errorf("context.Cause(ctx) = %v, want %v", cause, context.Canceled)
+		}
+	})
+}
+
+// TestQueuedTasksRunAfterError: cancellation is cooperative; tasks still run
+// after the first error (they may hold a defer close(ch)).
+func TestQueuedTasksRunAfterError(t *testing.T) {
+	for _, limit := range []int{-1, 1, 2} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			testkit.Guard(t, func() {
+				errDoom := errors.New("wsgroup_test: doomed")
+				g, ctx := wsgroup.WithContext(context.Background())
+				g.SetLimit(limit)
+				g.Go(func() error { return errDoom })
+				const n = 500
+				var ran, sawCanceled atomic.Int32
+				for i := 0; i < n; i++ {
+					g.Go(func() error {
+						ran.Add(1)
+						if ctx.Err() != nil {
+							sawCanceled.Add(1)
+						}
+						return nil
+					})
+				}
+				if err := g.Wait(); err != errDoom {
+					t.Errorf("Wait() = %v, want %v", err, errDoom)
+				}
+				if got := ran.Load(); got != n {
+					t.Errorf("%d of %d tasks queued with the failing one ran, want all", got, n)
+				}
+				if limit == 1 && sawCanceled.Load() != n {
+					// With limit 1 the failing task finished before any
+					// other started: all of them see the canceled context.
+					t.Errorf("%d of %d later tasks saw the canceled context, want all", sawCanceled.Load(), n)
+				}
+			})
+		})
+	}
+}
 
 // onOneWorker runs body as a task while the pool is held to one worker:
 // GOMAXPROCS is 1, and the workers of earlier tests have retired, so the task's Go calls start no other worker, and the
@@ -33,9 +124,28 @@ func onOneWorker(t *testing.T, body func()) {
 	done := make(chan struct{})
 	outer.Go(func() error { defer close(done); body(); return nil })
 	<-done
-	if err := outer.Wait(); err != nil {
-		t.Errorf("outer Wait() = %v, want nil", err)
+	wantNil(t, "outer Wait()", outer.Wait())
+}
+
+// wantSkipped runs body (under the hang guard) on one worker (see
+// onOneWorker), where it fails a SkipQueued group with errStop and returns
+// what the group's Wait returned; the tasks it counts in ran are the ones
+// that must be skipped, described by what. It checks that Wait returned
+// errStop, that none of them ran, and that no goroutine is left.
+func wantSkipped(t *testing.T, what string, body func(ran *atomic.Int32) error) {
+	t.Helper()
+	var ran atomic.Int32
+	var err error
+	testkit.Guard(t, func() {
+		onOneWorker(t, func() { err = body(&ran) })
+	})
+	if err != errStop {
+		t.Errorf("Wait() = %v, want %v", err, errStop)
 	}
+	if got := ran.Load(); got != 0 {
+		t.Errorf("%d %s ran, want none", got, what)
+	}
+	goleak.VerifyNone(t)
 }
 
 // TestCancelQueuedTasks: the parent is canceled while 10k tasks are
@@ -48,7 +158,7 @@ func TestCancelQueuedTasks(t *testing.T) {
 		t.Run(modeName(mode), func(t *testing.T) {
 			var ran, sawDone atomic.Int32
 			var err error
-			runWithTimeout(t, func() {
+			testkit.Guard(t, func() {
 				parent, cancel := context.WithCancelCause(context.Background())
 				onOneWorker(t, func() {
 					g, ctx := wsgroup.WithContext(parent)
@@ -109,29 +219,18 @@ func TestSkipQueuedAfterError(t *testing.T) {
 	const n = 100
 	for _, withCtx := range []bool{false, true} {
 		t.Run(fmt.Sprintf("context=%v", withCtx), func(t *testing.T) {
-			var ran atomic.Int32
-			var err error
-			runWithTimeout(t, func() {
-				onOneWorker(t, func() {
-					g := new(wsgroup.Group)
-					if withCtx {
-						g, _ = wsgroup.WithContext(context.Background())
-					}
-					g.SetCancelMode(wsgroup.SkipQueued)
-					for range n {
-						g.Go(func() error { ran.Add(1); return nil })
-					}
-					g.Go(func() error { return errStop })
-					err = g.Wait()
-				})
+			wantSkipped(t, "tasks queued before the failing one", func(ran *atomic.Int32) error {
+				g := new(wsgroup.Group)
+				if withCtx {
+					g, _ = wsgroup.WithContext(context.Background())
+				}
+				g.SetCancelMode(wsgroup.SkipQueued)
+				for range n {
+					g.Go(func() error { ran.Add(1); return nil })
+				}
+				g.Go(func() error { return errStop })
+				return g.Wait()
 			})
-			if err != errStop {
-				t.Errorf("Wait() = %v, want %v", err, errStop)
-			}
-			if got := ran.Load(); got != 0 {
-				t.Errorf("%d tasks queued before the failing one ran, want none", got)
-			}
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -141,7 +240,7 @@ func TestSkipQueuedAfterError(t *testing.T) {
 // After Wait, the context of a WithContext group is canceled, so a reused
 // group takes no task either.
 func TestSkipQueuedGoAfterCancel(t *testing.T) {
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		parent, cancel := context.WithCancelCause(context.Background())
 		g, _ := wsgroup.WithContext(parent)
 		g.SetCancelMode(wsgroup.SkipQueued)
@@ -177,9 +276,7 @@ func TestSkipQueuedGoAfterCancel(t *testing.T) {
 		g2, _ := wsgroup.WithContext(context.Background())
 		g2.SetCancelMode(wsgroup.SkipQueued)
 		g2.Go(count)
-		if err := g2.Wait(); err != nil {
-			t.Errorf("first Wait() = %v, want nil", err)
-		}
+		wantNil(t, "first Wait()", g2.Wait())
 		g2.Go(count)
 		if err := g2.Wait(); err != context.Canceled {
 			t.Errorf("Wait() after reuse = %v, want %v", err, context.Canceled)
@@ -201,7 +298,7 @@ func TestSkipQueuedWaitReturnsPromptly(t *testing.T) {
 	const n, each = 10000, time.Millisecond
 	var delay time.Duration
 	var ran atomic.Int32
-	runWithTimeout(t, func() {
+	testkit.Guard(t, func() {
 		parent, cancel := context.WithCancelCause(context.Background())
 		var outer wsgroup.Group
 		outer.SetLimit(2) // a pool of two workers: the queue drains slowly
@@ -239,6 +336,31 @@ func TestSkipQueuedWaitReturnsPromptly(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
+// TestSkipQueuedWaitTwice: a SkipQueued group whose tasks all ran returns
+// nil from every Wait, concurrent or repeated, although the first Wait
+// canceled its context: a later Wait must not take that cancellation for
+// one that skipped tasks and return context.Canceled.
+func TestSkipQueuedWaitTwice(t *testing.T) {
+	testkit.Guard(t, func() {
+		g, _ := wsgroup.WithContext(context.Background())
+		g.SetCancelMode(wsgroup.SkipQueued)
+		ran := make(chan struct{})
+		g.Go(func() error { close(ran); return nil })
+		<-ran
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- g.Wait() }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Errorf("concurrent Wait() = %v, want nil: no task failed or was skipped", err)
+			}
+		}
+		wantNil(t, "third Wait()", g.Wait())
+	})
+	goleak.VerifyNone(t)
+}
+
 // TestCancelWakesAndDrains: in both modes, tasks blocked on ctx.Done() in a
 // pool that grew to run them all are released by the parent's cancellation,
 // and every worker exits by the time Wait returns. No task was skipped, so
@@ -246,8 +368,8 @@ func TestSkipQueuedWaitReturnsPromptly(t *testing.T) {
 func TestCancelWakesAndDrains(t *testing.T) {
 	for _, mode := range []wsgroup.CancelMode{wsgroup.RunQueued, wsgroup.SkipQueued} {
 		t.Run(modeName(mode), func(t *testing.T) {
-			withGOMAXPROCS(t, func(t *testing.T) {
-				runWithTimeout(t, func() {
+			testkit.ForProcs(t, func(t *testing.T) {
+				testkit.Guard(t, func() {
 					parent, cancel := context.WithCancel(context.Background())
 					g, ctx := wsgroup.WithContext(parent)
 					g.SetCancelMode(mode)
@@ -267,9 +389,7 @@ func TestCancelWakesAndDrains(t *testing.T) {
 					cancel()
 					// Every task had started, so none was skipped:
 					// in both modes Wait reports nil, as errgroup's.
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v, want nil", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 				})
 				goleak.VerifyNone(t)
 			})
@@ -286,27 +406,16 @@ func TestCancelWakesAndDrains(t *testing.T) {
 // returns. On one worker the order is fixed: the first task runs alone,
 // parks four tasks, queues a fifth, and fails.
 func TestSkipQueuedReleasesParkedTasks(t *testing.T) {
-	var ran atomic.Int32
-	var err error
-	runWithTimeout(t, func() {
-		onOneWorker(t, func() {
-			x, _ := wsgroup.WithContext(context.Background())
-			x.SetLimit(1)
-			x.SetCancelMode(wsgroup.SkipQueued)
-			x.Go(func() error {
-				for range 5 {
-					x.Go(func() error { ran.Add(1); return nil })
-				}
-				return errStop
-			})
-			err = x.Wait()
+	wantSkipped(t, "tasks queued behind the failing one", func(ran *atomic.Int32) error {
+		x, _ := wsgroup.WithContext(context.Background())
+		x.SetLimit(1)
+		x.SetCancelMode(wsgroup.SkipQueued)
+		x.Go(func() error {
+			for range 5 {
+				x.Go(func() error { ran.Add(1); return nil })
+			}
+			return errStop
 		})
+		return x.Wait()
 	})
-	if err != errStop {
-		t.Errorf("Wait() = %v, want %v", err, errStop)
-	}
-	if got := ran.Load(); got != 0 {
-		t.Errorf("%d tasks queued behind the failing one ran, want none", got)
-	}
-	goleak.VerifyNone(t)
 }

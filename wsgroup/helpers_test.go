@@ -193,21 +193,25 @@ func fibGroups(n int) int {
 
 // ---- Goroutines ----
 
-// guardOnOwnGoroutine runs f under testkit.Guard on a goroutine of its own
-// and waits for it, for an f whose Wait may run a task that calls
-// runtime.Goexit. Such a Goexit ends the goroutine of that Wait, as
-// documented, and f with it (the checks after that Wait are not reached);
-// that goroutine must not be the test's, which would end the test.
-func guardOnOwnGoroutine(t testing.TB, f func()) {
+// guardOnOwnGoroutine runs f under testkit.Guard on a goroutine of its own,
+// waits for that goroutine to end, and reports whether f returned. It is
+// for an f whose Wait may run a task that calls runtime.Goexit: such a
+// Goexit ends the goroutine of that Wait, as documented, and f with it
+// (the checks after that Wait are not reached), so the caller must check
+// after guardOnOwnGoroutine what holds in both cases. That goroutine must
+// not be the test's, which would end the test.
+func guardOnOwnGoroutine(t testing.TB, f func()) (returned bool) {
 	t.Helper()
 	testkit.Guard(t, func() {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			f()
+			returned = true
 		}()
 		<-done
 	})
+	return returned
 }
 
 // waitWorkersRetired waits until no goroutine of the scheduler (a worker or

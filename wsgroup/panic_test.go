@@ -338,15 +338,17 @@ func TestPanicInWaitPanicNilGODEBUG(t *testing.T) {
 }
 
 // TestGoexit: a task that calls runtime.Goexit (t.FailNow does) counts as
-// completed; no task is lost and Wait returns.
+// completed; no task is lost and Wait returns, or, when a Goexit task ran
+// on the goroutine of the Wait (which it then ends), that Wait first waits
+// for every other task of the group.
 func TestGoexit(t *testing.T) {
 	for _, limit := range []int{-1, 1, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guardOnOwnGoroutine(t, func() {
+			const n = 100
+			var ran, exited atomic.Int32
+			returned := guardOnOwnGoroutine(t, func() {
 				g, ctx := wsgroup.WithContext(context.Background())
 				g.SetLimit(limit)
-				const n = 100
-				var ran, exited atomic.Int32
 				for i := 0; i < n; i++ {
 					g.Go(func() error {
 						if i%3 == 0 {
@@ -358,36 +360,38 @@ func TestGoexit(t *testing.T) {
 					})
 				}
 				wantNil(t, "Wait()", g.Wait())
-				wantExited := int32((n + 2) / 3)
-				if got := exited.Load(); got != wantExited {
-					t.Errorf("%d tasks called Goexit, want %d", got, wantExited)
-				}
-				if got := ran.Load(); got != n-wantExited {
-					t.Errorf("%d tasks ran to the end, want %d", got, n-wantExited)
-				}
 				if cause := context.Cause(ctx); cause != context.Canceled {
 					t.Errorf("context.Cause(ctx) = %v, want %v", cause, context.Canceled)
 				}
 			})
+			wantExited := int32((n + 2) / 3)
+			if got := exited.Load(); got != wantExited {
+				t.Errorf("%d tasks called Goexit, want %d (Wait returned: %v)", got, wantExited, returned)
+			}
+			if got := ran.Load(); got != n-wantExited {
+				t.Errorf("%d tasks ran to the end, want %d (Wait returned: %v)", got, n-wantExited, returned)
+			}
 		})
 	}
 }
 
 // TestPanicInWaitGoexit: runtime.Goexit is not a panic, in either mode.
 func TestPanicInWaitGoexit(t *testing.T) {
+	var ran atomic.Int32
 	guardOnOwnGoroutine(t, func() {
 		var g wsgroup.Group
 		g.SetPanicMode(wsgroup.PanicInWait)
 		g.SetLimit(1)
-		var ran atomic.Int32
 		for range 50 {
 			g.Go(func() error { ran.Add(1); runtime.Goexit(); return nil })
 		}
 		wantNil(t, "Wait()", g.Wait())
-		if got := ran.Load(); got != 50 {
-			t.Errorf("%d of 50 tasks ran", got)
-		}
 	})
+	// Whether Wait returned or a Goexit ended its goroutine, it did so
+	// after every task.
+	if got := ran.Load(); got != 50 {
+		t.Errorf("%d of 50 tasks ran", got)
+	}
 	goleak.VerifyNone(t)
 }
 

@@ -2,6 +2,7 @@ package wsgroup
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/go-steal/steal/internal/sched"
 )
@@ -108,7 +109,9 @@ func (g *Group) TryGo(f func() error) bool {
 // SetLimit panics with an error if it is.
 func (g *Group) SetLimit(n int) {
 	check(g, "SetLimit")
-	g.s.SetLimit(n)
+	if active := g.s.SetLimit(n); active != 0 {
+		panic(fmt.Errorf("wsgroup: modify limit while %v goroutines in the group are still active", active))
+	}
 }
 
 func check(g *Group, method string) {

@@ -2,7 +2,6 @@ package sched
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
@@ -100,26 +99,30 @@ func (g *Group) SetContext(ctx context.Context, cancel context.CancelCauseFunc) 
 // count returns the number of active tasks.
 func (g *Group) count() int64 { return countOf(g.state.Load()) }
 
-// SetLimit implements wsgroup.Group.SetLimit.
-func (g *Group) SetLimit(n int) {
+// SetLimit sets the group's limit (n < 0: none, 0: no task may be added).
+// A limit n >= 0 is set only while no task is active: otherwise SetLimit
+// changes nothing and returns the number of active tasks it saw (one read
+// of the state, so the caller's message can state what was seen). Removing
+// the limit (n < 0) is allowed at any time, racing with the tasks, as
+// errgroup allows it; it returns 0.
+func (g *Group) SetLimit(n int) (active int64) {
 	if n < 0 {
-		// errgroup allows this while tasks are active (racing with them,
-		// as here); tasks set aside for a slot need none now.
+		// Tasks set aside for a slot need none now.
 		g.limit = 0
 		if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
 			for w := current(); g.unpark(w); {
 			}
 		}
-		return
+		return 0
 	}
-	// One read of the state, so the message states what was seen.
-	if active := g.count(); active != 0 {
-		panic(fmt.Errorf("wsgroup: modify limit while %v goroutines in the group are still active", active))
+	if active = g.count(); active != 0 {
+		return active
 	}
 	g.limit = int64(n)
 	if n == 0 {
 		g.limit = blockAll
 	}
+	return 0
 }
 
 // Go implements wsgroup.Group.Go (block true) and TryGo (block false).

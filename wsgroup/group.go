@@ -79,7 +79,7 @@ func (g *Group) Go(f func() error) {
 	if f == nil {
 		panic("wsgroup: Go called with a nil function")
 	}
-	g.s.Go(f, true)
+	g.s.Go(f)
 }
 
 // TryGo calls the given function as Go does only if the number of active
@@ -93,7 +93,7 @@ func (g *Group) TryGo(f func() error) bool {
 	if f == nil {
 		panic("wsgroup: TryGo called with a nil function")
 	}
-	return g.s.Go(f, false)
+	return g.s.TryGo(f)
 }
 
 // SetLimit limits the number of active tasks in this group to at most n.

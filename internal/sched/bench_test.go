@@ -32,7 +32,7 @@ func BenchmarkTinyOutsideLimit(b *testing.B) {
 		var g Group
 		g.SetLimit(2)
 		for range n {
-			g.Go(tiny, true)
+			g.Go(tiny)
 		}
 		g.Wait()
 	}

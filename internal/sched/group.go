@@ -125,18 +125,17 @@ func (g *Group) SetLimit(n int) (active int64) {
 	return 0
 }
 
-// Go implements wsgroup.Group.Go (block true) and TryGo (block false).
-func (g *Group) Go(f func() error, block bool) bool {
-	if sl := g.slow.Load(); sl != nil && sl.skipQueued && sl.canceled() {
-		sl.skipped.Store(true)
-		return false // SetSkipQueued: a canceled group takes no new task
+// Go implements wsgroup.Group.Go: it adds f as a task of g. On a full
+// limited group it blocks outside a task until a slot frees
+// (acquireOutside) and sets f aside inside one (setAside); on a group
+// with limit 0 it blocks for ever.
+func (g *Group) Go(f func() error) {
+	if sl := g.slow.Load(); sl != nil && sl.refusesGo() {
+		return
 	}
 	w := current()
 	switch {
 	case g.limit == blockAll:
-		if !block {
-			return false
-		}
 		// errgroup's Go blocks forever on a zero-capacity semaphore; so
 		// do we, visibly to the runtime's deadlock detector.
 		var never chan struct{}
@@ -145,24 +144,57 @@ func (g *Group) Go(f func() error, block bool) bool {
 		if g.tryAcquire() {
 			break
 		}
-		switch {
-		case !block:
-			return false
-		case w == nil && !runners.has(gid.Current()):
+		if w == nil && !runners.has(gid.Current()) {
 			g.acquireOutside()
-		default:
-			g.setAside(f, w) // inside a task
-			return true
+			break
+		}
+		g.setAside(f, w) // inside a task
+		return
+	default:
+		g.state.Add(oneTask)
+	}
+	g.queue(f, w)
+}
+
+// TryGo implements wsgroup.Group.TryGo: it adds f as a task of g if that
+// keeps the active tasks within the limit, and reports whether it did.
+func (g *Group) TryGo(f func() error) bool {
+	if sl := g.slow.Load(); sl != nil && sl.refusesGo() {
+		return false
+	}
+	switch {
+	case g.limit == blockAll:
+		return false
+	case g.limit > 0:
+		if !g.tryAcquire() {
+			return false // full
 		}
 	default:
 		g.state.Add(oneTask)
 	}
+	g.queue(f, current())
+	return true
+}
+
+// refusesGo reports whether a Go or TryGo must drop its task: the group
+// is in skip-queued mode and canceled (SetSkipQueued). It records the drop
+// (skipped).
+func (sl *groupSlow) refusesGo() bool {
+	if sl.skipQueued && sl.canceled() {
+		sl.skipped.Store(true)
+		return true
+	}
+	return false
+}
+
+// queue puts f, a task of g already counted as active, on w's deque, or
+// into the injector when the caller is not a worker (w nil).
+func (g *Group) queue(f func() error, w *worker) {
 	if w != nil {
 		w.pushLocal(f, g)
 	} else {
 		global.inject(job{f: f, g: g})
 	}
-	return true
 }
 
 // tryAcquire adds one active task if that keeps the count within limit.
@@ -359,10 +391,6 @@ func (g *Group) unpark(w *worker) bool {
 	sl.parked = sl.parked[1:]
 	sl.nParked.Store(int64(len(sl.parked)))
 	sl.mu.Unlock()
-	if w != nil {
-		w.pushLocal(f, g)
-	} else {
-		global.inject(job{f: f, g: g})
-	}
+	g.queue(f, w)
 	return true
 }

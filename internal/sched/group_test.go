@@ -43,7 +43,7 @@ func TestLimitBoundsRunningTasks(t *testing.T) {
 					if crowd {
 						var started atomic.Int64
 						for range crowdSize {
-							other.Go(func() error { started.Add(1); <-crowdGate; return nil }, true)
+							other.Go(func() error { started.Add(1); <-crowdGate; return nil })
 						}
 						waitUntil(t, "the crowd's tasks all started", func() bool { return started.Load() == crowdSize })
 					}
@@ -63,7 +63,7 @@ func TestLimitBoundsRunningTasks(t *testing.T) {
 								time.Sleep(50 * time.Microsecond)
 							case 1: // more tasks of the group, from inside
 								if i < tasks {
-									g.Go(body(tasks+i), true)
+									g.Go(body(tasks + i))
 								}
 							case 2: // a nested group, waited on here (helping)
 								var n Group
@@ -73,7 +73,7 @@ func TestLimitBoundsRunningTasks(t *testing.T) {
 											time.Sleep(20 * time.Microsecond)
 										}
 										return nil
-									}, true)
+									})
 								}
 								n.Wait()
 							case 3:
@@ -83,7 +83,7 @@ func TestLimitBoundsRunningTasks(t *testing.T) {
 						}
 					}
 					for i := range tasks {
-						g.Go(body(i), true)
+						g.Go(body(i))
 					}
 					if err := g.Wait(); err != nil {
 						t.Errorf("Wait() = %v", err)
@@ -125,7 +125,7 @@ func TestLimitReuseNewLimit(t *testing.T) {
 					defer running.exit()
 					time.Sleep(10 * time.Microsecond)
 					return nil
-				}, true)
+				})
 			}
 			if err := g.Wait(); err != nil {
 				t.Errorf("Wait() = %v", err)
@@ -184,9 +184,9 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 							}
 							bRan.Add(1)
 							return nil
-						}, true)
+						})
 						for range inside {
-							g.Go(groupTask(nil), true)
+							g.Go(groupTask(nil))
 						}
 						if a == 0 {
 							close(aStarted)
@@ -194,14 +194,14 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 						if err := n.Wait(); err != nil {
 							t.Errorf("nested Wait() = %v", err)
 						}
-					}), true)
+					}))
 				}
 				<-aStarted
 				for range outside {
 					outsiders.Add(1)
 					go func() {
 						defer outsiders.Done()
-						g.Go(groupTask(func() { outsideRan.Add(1) }), true)
+						g.Go(groupTask(func() { outsideRan.Add(1) }))
 					}()
 				}
 				outsiders.Wait()
@@ -252,17 +252,17 @@ func TestLimitNestedGroupOwnLimit(t *testing.T) {
 						defer running.exit()
 						ran.Add(1)
 						if depth > 0 {
-							n.Go(body(depth-1), true) // from inside its own task
+							n.Go(body(depth - 1)) // from inside its own task
 						}
 						runtime.Gosched()
 						return nil
 					}
 				}
 				for range perGroup {
-					n.Go(body(1), true)
+					n.Go(body(1))
 				}
 				return n.Wait()
-			}, true)
+			})
 		}
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
@@ -363,7 +363,7 @@ func TestGoexitOnWorkers(t *testing.T) {
 						}
 						returned.Add(1)
 						return nil
-					}, true)
+					})
 					<-started
 				}
 				if err := g.Wait(); err != nil {
@@ -385,7 +385,7 @@ func TestGoexitOnWorkers(t *testing.T) {
 				// The group works on afterwards.
 				var after atomic.Int64
 				for range 10 {
-					g.Go(func() error { after.Add(1); return nil }, true)
+					g.Go(func() error { after.Add(1); return nil })
 				}
 				if err := g.Wait(); err != nil || after.Load() != 10 {
 					t.Errorf("after Goexits: Wait() = %v, %d of 10 tasks ran", err, after.Load())
@@ -424,11 +424,11 @@ func TestGoexitInNestedWait(t *testing.T) {
 								}
 								innerReturned.Add(1)
 								return nil
-							}, true)
+							})
 						}
 						n.Wait()
 						return nil
-					}, true)
+					})
 				}
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
@@ -483,23 +483,23 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 					plain := func() error { innerDone.Add(1); return nil }
 					switch where {
 					case "Wait":
-						n.Go(plain, true)
-						n.Go(exiting, true)
+						n.Go(plain)
+						n.Go(exiting)
 						reached = "before n.Wait"
 						n.Wait() // helps: runs exiting on this goroutine
 					case "limited-Go":
 						n.SetLimit(1)
-						n.Go(plain, true)
-						n.Go(exiting, true) // at the limit: runs plain first
+						n.Go(plain)
+						n.Go(exiting) // at the limit: runs plain first
 						reached = "before the third n.Go"
-						n.Go(plain, true) // at the limit: runs exiting here
+						n.Go(plain) // at the limit: runs exiting here
 						reached = "before n.Wait"
 						n.Wait()
 					}
 					reached = "after n.Wait"
 					afterWait.Add(1)
 					return nil
-				}, true)
+				})
 				// Not Wait: a Wait here could take the task back and run it
 				// on this goroutine, which the Goexit would then end.
 				<-outerDone
@@ -577,12 +577,12 @@ func goexitOutside(t *testing.T, where string) bool {
 		plain := func() error { plainRan.Add(1); return nil }
 		switch where {
 		case "Wait":
-			g.Go(plain, true)
-			g.Go(exiting, true)
+			g.Go(plain)
+			g.Go(exiting)
 			g.Wait() // takes exiting back (the newest) and runs it
 		case "limited-Go":
-			g.Go(exiting, true)
-			g.Go(plain, true) // full: runs exiting while it waits
+			g.Go(exiting)
+			g.Go(plain) // full: runs exiting while it waits
 		}
 		after.Store(true)
 	}()

@@ -58,16 +58,16 @@ func TestLifecycleBurstRetires(t *testing.T) {
 								<-all
 								ran.Add(1)
 								return nil
-							}, true)
+							})
 						}
 					}
 					for range 50 {
 						g.Go(func() error {
 							var n Group
-							n.Go(func() error { ran.Add(1); return nil }, true)
+							n.Go(func() error { ran.Add(1); return nil })
 							ran.Add(1)
 							return n.Wait()
-						}, true)
+						})
 					}
 					if err := g.Wait(); err != nil {
 						t.Errorf("Wait() = %v", err)
@@ -135,7 +135,7 @@ func TestLifecycleWorkersReused(t *testing.T) {
 					}
 					wg.Done()
 					return nil
-				}, true)
+				})
 			}
 			wg.Wait() // not Wait first: the tasks must run on workers
 			if err := g.Wait(); err != nil {
@@ -176,7 +176,7 @@ func TestLifecycleFollowsGOMAXPROCS(t *testing.T) {
 		// (no Wait, no limit).
 		feed := func() {
 			for range 16 {
-				g.Go(work, true)
+				g.Go(work)
 				submitted++
 			}
 		}

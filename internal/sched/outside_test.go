@@ -189,7 +189,7 @@ func TestOutsideWaitRunsOwnTasks(t *testing.T) {
 				hHere.Add(1)
 			}
 			return nil
-		}, true)
+		})
 		const k = 5
 		for i := range k {
 			g.Go(func() error {
@@ -202,7 +202,7 @@ func TestOutsideWaitRunsOwnTasks(t *testing.T) {
 					mu.Unlock()
 				}
 				return nil
-			}, true)
+			})
 		}
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
@@ -256,7 +256,7 @@ func TestOutsideWaitSkipsOtherGroups(t *testing.T) {
 					gHere.Add(1)
 				}
 				return nil
-			}, true)
+			})
 		}
 		h.Go(func() error {
 			if gid.Current() == me {
@@ -264,7 +264,7 @@ func TestOutsideWaitSkipsOtherGroups(t *testing.T) {
 			}
 			close(hDone)
 			return nil
-		}, true)
+		})
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
 		}
@@ -304,12 +304,12 @@ func TestOutsideWaitStealsOwnTasks(t *testing.T) {
 					}
 					ran.Add(1)
 					return nil
-				}, true)
+				})
 			}
 			close(pushed)
 			<-release
 			return nil
-		}, true)
+		})
 		<-pushed
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
@@ -365,13 +365,13 @@ func TestOutsideNestedGoDoesNotBlock(t *testing.T) {
 							ranHere.Store(true)
 						}
 						for range 3 {
-							g.Go(child, true) // full: the slot is this task's
+							g.Go(child) // full: the slot is this task's
 						}
 						return nil
 					}
-					g.Go(parent, true)
+					g.Go(parent)
 					if where == "limited-Go" {
-						g.Go(child, true) // full: runs parent here while it waits
+						g.Go(child) // full: runs parent here while it waits
 					}
 					if err := g.Wait(); err != nil {
 						t.Errorf("Wait() = %v", err)
@@ -427,10 +427,10 @@ func TestTasksRunOnWorkersOrRunners(t *testing.T) {
 						g.Go(func() error {
 							check()
 							var n Group
-							n.Go(func() error { check(); return nil }, true)
-							n.Go(func() error { check(); return nil }, true)
+							n.Go(func() error { check(); return nil })
+							n.Go(func() error { check(); return nil })
 							return n.Wait()
-						}, true)
+						})
 					}
 					if err := g.Wait(); err != nil {
 						t.Errorf("Wait() = %v", err)
@@ -465,7 +465,7 @@ func TestOutsideGoOnFullGroupWaitsForSlotOnly(t *testing.T) {
 				var g Group
 				g.SetLimit(2)
 				aStarted, releaseA := make(chan struct{}), make(chan struct{})
-				g.Go(func() error { close(aStarted); <-releaseA; return nil }, true)
+				g.Go(func() error { close(aStarted); <-releaseA; return nil })
 				<-aStarted
 				afterA := time.AfterFunc(10*time.Millisecond, func() { close(releaseA) })
 				defer afterA.Stop()
@@ -474,8 +474,8 @@ func TestOutsideGoOnFullGroupWaitsForSlotOnly(t *testing.T) {
 				returned := make(chan struct{})
 				go func() {
 					defer close(returned)
-					g.Go(func() error { <-ch; return nil }, true) // B
-					g.Go(func() error { return nil }, true)       // full: must wait for A's slot
+					g.Go(func() error { <-ch; return nil }) // B
+					g.Go(func() error { return nil })       // full: must wait for A's slot
 					closeCh.Do(func() { close(ch) })
 				}()
 				const bound = 5 * time.Second // a hang bound: errgroup takes about 10 ms

@@ -192,8 +192,8 @@ func fibGroup(n int) int {
 	}
 	var a, b int
 	var g Group
-	g.Go(func() error { a = fibGroup(n - 1); return nil }, true)
-	g.Go(func() error { b = fibGroup(n - 2); return nil }, true)
+	g.Go(func() error { a = fibGroup(n - 1); return nil })
+	g.Go(func() error { b = fibGroup(n - 2); return nil })
 	g.Wait()
 	return a + b
 }
@@ -225,12 +225,12 @@ func TestPoolRetiresAfterWait(t *testing.T) {
 	}{
 		{"flat", -1, func(g *Group, ran *atomic.Int64) {
 			for range 1000 {
-				g.Go(func() error { ran.Add(1); return nil }, true)
+				g.Go(func() error { ran.Add(1); return nil })
 			}
 		}, 1000, nil},
 		{"flat-limit1", 1, func(g *Group, ran *atomic.Int64) {
 			for range 300 {
-				g.Go(func() error { ran.Add(1); return nil }, true)
+				g.Go(func() error { ran.Add(1); return nil })
 			}
 		}, 300, nil},
 		{"flat-limit2-error", 2, func(g *Group, ran *atomic.Int64) {
@@ -241,7 +241,7 @@ func TestPoolRetiresAfterWait(t *testing.T) {
 						return errBoom
 					}
 					return nil
-				}, true)
+				})
 			}
 		}, 300, errBoom},
 		{"nested-fib", -1, func(g *Group, ran *atomic.Int64) {
@@ -252,18 +252,18 @@ func TestPoolRetiresAfterWait(t *testing.T) {
 					}
 					ran.Add(1)
 					return nil
-				}, true)
+				})
 			}
 		}, 4, nil},
 		{"spawning", -1, func(g *Group, ran *atomic.Int64) {
 			for range 50 {
 				g.Go(func() error {
 					for range 20 {
-						g.Go(func() error { ran.Add(1); return nil }, true)
+						g.Go(func() error { ran.Add(1); return nil })
 					}
 					ran.Add(1)
 					return nil
-				}, true)
+				})
 			}
 		}, 50 * 21, nil},
 	}
@@ -308,11 +308,11 @@ func TestPoolRetiresWithoutWait(t *testing.T) {
 				defer wg.Done()
 				var n Group
 				for range 5 {
-					n.Go(func() error { ran.Add(1); return nil }, true)
+					n.Go(func() error { ran.Add(1); return nil })
 				}
 				n.Wait()
 				return nil
-			}, true)
+			})
 		}
 		wg.Wait()
 		waitUntil(t, "idle workers retire", func() bool { return poolIdle() && g.count() == 0 })
@@ -326,7 +326,7 @@ func TestPoolRetiresWithoutWait(t *testing.T) {
 		// the task itself).
 		done := make(chan struct{})
 		var onWorker atomic.Bool
-		g.Go(func() error { onWorker.Store(current() != nil); close(done); return nil }, true)
+		g.Go(func() error { onWorker.Store(current() != nil); close(done); return nil })
 		<-done
 		if gid.Trusted() && !onWorker.Load() {
 			t.Errorf("after the workers retired, a task did not run on a worker")
@@ -359,9 +359,9 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 							<-release
 							nestedDone.Store(true)
 							return nil
-						}, true)
+						})
 						return nil
-					}, true)
+					})
 					<-started
 					if err := g.Wait(); err != nil { // must not hang
 						t.Errorf("Wait() = %v", err)
@@ -426,7 +426,7 @@ func TestPoolConcurrentWaits(t *testing.T) {
 						return errFirst
 					}
 					return nil
-				}, true)
+				})
 			}
 			const waiters = 8
 			errs := make(chan error, waiters)
@@ -480,14 +480,14 @@ func TestPoolReleasesClosures(t *testing.T) {
 				var m Group
 				inner := &payload{}
 				inner.buf[0] = obj.buf[0]
-				m.Go(func() error { sink.Add(int64(inner.buf[1])); return nil }, true)
+				m.Go(func() error { sink.Add(int64(inner.buf[1])); return nil })
 				m.Wait()
 				sink.Add(int64(obj.buf[1]))
 				return nil
-			}, true)
+			})
 			lobj := &payload{}
 			ptrs = append(ptrs, weak.Make(lobj))
-			limited.Go(func() error { sink.Add(int64(lobj.buf[1])); return nil }, true)
+			limited.Go(func() error { sink.Add(int64(lobj.buf[1])); return nil })
 		}
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
@@ -541,8 +541,8 @@ func TestRoutingGoInsideTaskUsesDeque(t *testing.T) {
 			base := w.dq.Len()
 			n := new(Group)
 			for i := range k {
-				g.Go(func() error { ran.Add(1); return nil }, true)
-				n.Go(func() error { ran.Add(1); return nil }, true)
+				g.Go(func() error { ran.Add(1); return nil })
+				n.Go(func() error { ran.Add(1); return nil })
 				if got := w.dq.Len(); got != base+2*(i+1) {
 					t.Errorf("after %d Go pairs inside a task: deque length %d, want %d", i+1, got, base+2*(i+1))
 				}
@@ -552,7 +552,7 @@ func TestRoutingGoInsideTaskUsesDeque(t *testing.T) {
 			}
 			nested.Store(n)
 			return nil // the worker runs the queued tasks after this one
-		}, true)
+		})
 		// Not Wait yet: a Wait could take the task back from the injector
 		// and run it here, outside the pool.
 		<-done
@@ -598,7 +598,7 @@ func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 							spawn(depth - 1)
 						}
 						return nil
-					}, true)
+					})
 					if global.inj.nonEmpty() {
 						injected.Add(1)
 					}
@@ -606,7 +606,7 @@ func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 			}
 			spawn(3)
 			return nil
-		}, true)
+		})
 		const want = 4 + 16 + 64 + 256
 		waitUntil(t, "every task ran", func() bool { return ran.Load() == want && g.count() == 0 })
 		if err := g.Wait(); err != nil {
@@ -639,15 +639,15 @@ func TestRoutingOutsideGoUsesInjector(t *testing.T) {
 		held, release := make(chan struct{}), make(chan struct{})
 		var ran atomic.Int64
 		g.Go(func() error {
-			n.Go(func() error { ran.Add(1); return nil }, true) // from inside: a deque
+			n.Go(func() error { ran.Add(1); return nil }) // from inside: a deque
 			close(held)
 			<-release
 			return nil
-		}, true)
+		})
 		<-held
 		mine := global.inj.shard()
 		before, total := mine.len(), global.inj.len()
-		n.Go(func() error { ran.Add(1); return nil }, true) // from outside
+		n.Go(func() error { ran.Add(1); return nil }) // from outside
 		if got := mine.len(); got != before+1 {
 			t.Errorf("after an outside Go the caller's shard holds %d tasks, want %d", got, before+1)
 		}

@@ -180,7 +180,7 @@ func countRangeSteal(ok bool) {
 // poolCounts are a pool's counts of rare events (a goroutine started or
 // ended each), atomics that only grow, read by ReadStats with Load.
 type poolCounts struct {
-	// started: worker goroutines started. Added to by spawn, under mu,
+	// started: worker goroutines started. Added to by startLocked, under mu,
 	// before the worker occupies its slot (so a reader never sees more
 	// workers live than started), and by replace, on the goroutine that
 	// ends, before it starts its successor.
@@ -192,12 +192,12 @@ type poolCounts struct {
 	retired atomic.Uint64
 	// compensations: spawns made while the pool already had size
 	// (GOMAXPROCS) or more workers, which only blocked workers (capacity)
-	// or the watchdog (spawn with extra) allow. Added to by spawn, under
+	// or the watchdog (spawnExtra) allow. Added to by startLocked, under
 	// mu, with started.
 	compensations atomic.Uint64
 }
 
-// countSpawn counts a worker that spawn is about to start, under mu,
+// countSpawn counts a worker that startLocked is about to start, under mu,
 // before occupy.
 func (p *Pool) countSpawn() {
 	p.counts.started.Add(1)

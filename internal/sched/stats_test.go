@@ -26,7 +26,7 @@ func fibOnWorker(n int) int {
 	var g Group
 	var v int
 	done := make(chan struct{})
-	g.Go(func() error { v = fibGroup(n); close(done); return nil }, true)
+	g.Go(func() error { v = fibGroup(n); close(done); return nil })
 	<-done // then Wait, which would otherwise run the task here
 	g.Wait()
 	return v
@@ -136,7 +136,7 @@ func TestStatsCountRangeSteal(t *testing.T) {
 			countRangeSteal(false)
 			ran <- current() != nil
 			return nil
-		}, true)
+		})
 		if !<-ran {
 			t.Fatal("the task ran outside the pool")
 		}

@@ -44,18 +44,18 @@ func (c *churn) task(g *Group, seed uint64, depth int) func() error {
 		switch x % 4 {
 		case 0: // same group, from inside
 			for i := range 1 + x>>8%3 {
-				g.Go(c.task(g, x+i, depth-1), true)
+				g.Go(c.task(g, x+i, depth-1))
 			}
 		case 1: // a nested group, waited on here
 			var n Group
 			for i := range 1 + x>>8%3 {
-				n.Go(c.task(&n, x+i, depth-1), true)
+				n.Go(c.task(&n, x+i, depth-1))
 			}
 			n.Wait()
 		case 2: // both
-			g.Go(c.task(g, x+7, depth-1), true)
+			g.Go(c.task(g, x+7, depth-1))
 			var n Group
-			n.Go(c.task(&n, x+9, depth-1), true)
+			n.Go(c.task(&n, x+9, depth-1))
 			n.Wait()
 		}
 		return nil
@@ -108,7 +108,7 @@ func TestChurnLostWakeups(t *testing.T) {
 					}
 					k := 1 + r.IntN(4)
 					for j := range k {
-						g.Go(c.task(&g, r.Uint64(), r.IntN(3)), true)
+						g.Go(c.task(&g, r.Uint64(), r.IntN(3)))
 						if j < k-1 {
 							gap(r)
 						}
@@ -155,7 +155,7 @@ func TestChurnOneGroup(t *testing.T) {
 					for range k {
 						wg.Add(1)
 						f := c.task(&g, r.Uint64(), r.IntN(3))
-						g.Go(func() error { defer wg.Done(); return f() }, true)
+						g.Go(func() error { defer wg.Done(); return f() })
 						gap(r)
 					}
 					if i%50 == 49 {
@@ -194,7 +194,7 @@ type testGroup interface {
 // schedGroup adapts Group.
 type schedGroup struct{ g Group }
 
-func (s *schedGroup) Go(f func() error) { s.g.Go(f, true) }
+func (s *schedGroup) Go(f func() error) { s.g.Go(f) }
 func (s *schedGroup) Wait() error       { return s.g.Wait() }
 func (s *schedGroup) SetLimit(n int)    { s.g.SetLimit(n) }
 
@@ -463,8 +463,8 @@ func TestChurnBlockingPairs(t *testing.T) {
 					g.SetLimit(limit)
 					for i := range pairs {
 						second, firstDone := make(chan struct{}), make(chan struct{})
-						g.Go(func() error { <-second; close(firstDone); return nil }, true)
-						g.Go(func() error { close(second); return nil }, true)
+						g.Go(func() error { <-second; close(firstDone); return nil })
+						g.Go(func() error { close(second); return nil })
 						<-firstDone
 						if i%64 == 0 {
 							g.Wait() // now and then a fresh start

@@ -164,7 +164,9 @@ func (p *Pool) watchdog() {
 		// the next, or running long), every other worker is busy, and
 		// with the CPUs busy too (other goroutines of the program) the
 		// rule for idle CPUs below never fires.
-		marks, starving = p.stuckDeque(marks, starving)
+		var stuck bool
+		marks, stuck = p.stuckDeque(marks)
+		starving = starving || stuck
 		if starving && p.live.Load() < p.capacity()+p.fairCap() {
 			p.spawnExtra(1)
 			continue
@@ -212,10 +214,10 @@ type dequeMark struct {
 }
 
 // stuckDeque updates marks (by slot) with the deques' ends and reports
-// whether some deque has held tasks untouched for starveTicks ticks (or
-// stuck already); it restarts that deque's count. It returns the marks, grown
-// to the slots scanned.
-func (p *Pool) stuckDeque(marks []dequeMark, stuck bool) ([]dequeMark, bool) {
+// whether some deque has held tasks untouched for starveTicks ticks; it
+// restarts that deque's count. It returns the marks, grown to the slots
+// scanned.
+func (p *Pool) stuckDeque(marks []dequeMark) (_ []dequeMark, stuck bool) {
 	slots := p.scanned()
 	for len(marks) < len(slots) {
 		marks = append(marks, dequeMark{})

@@ -59,16 +59,16 @@ func TestWatchdogChain(t *testing.T) {
 					switch from {
 					case "outside":
 						for _, f := range fs {
-							g.Go(f, true)
+							g.Go(f)
 						}
 					case "inside":
 						g.Go(func() error {
 							var m Group
 							for _, f := range fs {
-								m.Go(f, true)
+								m.Go(f)
 							}
 							return m.Wait()
-						}, true)
+						})
 					}
 					<-last
 					if err := g.Wait(); err != nil {
@@ -104,7 +104,7 @@ func TestWatchdogFanOutBlocking(t *testing.T) {
 						}
 						<-all
 						return nil
-					}, true)
+					})
 				}
 				<-all
 				if err := g.Wait(); err != nil {
@@ -152,16 +152,16 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 				switch from {
 				case "outside":
 					for range n {
-						g.Go(work, true)
+						g.Go(work)
 					}
 				case "inside":
 					for range 4 {
 						g.Go(func() error {
 							for range n / 4 {
-								g.Go(work, true)
+								g.Go(work)
 							}
 							return nil
-						}, true)
+						})
 					}
 				}
 				if err := g.Wait(); err != nil {
@@ -211,7 +211,7 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 						started.Add(1)
 						<-gate
 						return nil
-					}, true)
+					})
 				}
 				waitUntil(t, "every blocking task started", func() bool { return started.Load() == n })
 				if l := global.live.Load(); l <= procs {
@@ -227,7 +227,7 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 					submitted := int64(0)
 					waitUntil(t, "extra workers retire while bursts of tasks keep the pool busy", func() bool {
 						for range 16 {
-							g.Go(func() error { spin(20 * time.Microsecond); ran.Add(1); return nil }, true)
+							g.Go(func() error { spin(20 * time.Microsecond); ran.Add(1); return nil })
 							submitted++
 						}
 						return global.live.Load() <= procs
@@ -257,12 +257,12 @@ func TestWatchdogRestarts(t *testing.T) {
 				gate := make(chan struct{})
 				var started atomic.Int64
 				for range procs {
-					g.Go(func() error { started.Add(1); <-gate; return nil }, true)
+					g.Go(func() error { started.Add(1); <-gate; return nil })
 				}
 				waitUntil(t, "every worker blocked, the watchdog gone, no extra worker", func() bool {
 					return started.Load() == int64(procs) && !global.watching.Load() && global.live.Load() == int32(procs)
 				})
-				g.Go(func() error { close(gate); return nil }, true)
+				g.Go(func() error { close(gate); return nil })
 				<-gate // not Wait, which could run the task itself
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
@@ -284,7 +284,7 @@ func TestBlockedInWait(t *testing.T) {
 		checkRetired(t)
 		var other Group
 		otherGate, otherStarted := make(chan struct{}), make(chan struct{})
-		other.Go(func() error { close(otherStarted); <-otherGate; return nil }, true)
+		other.Go(func() error { close(otherStarted); <-otherGate; return nil })
 		<-otherStarted // on a worker, so the Wait below has nothing to help with
 
 		var g Group
@@ -295,7 +295,7 @@ func TestBlockedInWait(t *testing.T) {
 			close(inWait)
 			other.Wait()
 			return nil
-		}, true)
+		})
 		<-inWait
 		if !waiterOnWorker.Load() {
 			t.Fatalf("the waiting task does not run on a worker")
@@ -310,7 +310,7 @@ func TestBlockedInWait(t *testing.T) {
 		const behind = 10
 		var ran atomic.Int64
 		for range behind {
-			g.Go(func() error { ran.Add(1); return nil }, true)
+			g.Go(func() error { ran.Add(1); return nil })
 		}
 		waitUntil(t, "tasks queued behind the blocked worker run", func() bool { return ran.Load() == behind })
 		if b := global.blocked.Load(); b != 1 {
@@ -356,7 +356,7 @@ func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
 						holders.Add(1)
 						<-submitted
 						return nil
-					}, true)
+					})
 				}
 				waitUntil(t, "the holders hold every slot", func() bool { return holders.Load() == int64(limit) })
 				var extraRan atomic.Int64
@@ -368,11 +368,11 @@ func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
 							defer running.exit()
 							extraRan.Add(1)
 							return nil
-						}, true)
+						})
 					}
 					close(submitted)
 					return nil
-				}, true)
+				})
 				<-submitted
 				if err := other.Wait(); err != nil {
 					t.Errorf("other.Wait() = %v", err)

@@ -130,7 +130,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 		// spawn refuses when GOMAXPROCS went down since the size was
 		// sampled: then the pool is saturated after all, and only the
 		// watchdog can tell whether these tasks' workers are blocked.
-		if !p.spawn(false) {
+		if !p.spawn() {
 			p.watch()
 		}
 	}
@@ -463,7 +463,7 @@ func (w *worker) block() {
 	// of another blocked worker (a helper steals only its own group's
 	// tasks and leaves the rest).
 	if w.dq.Len() > 0 || p.inj.nonEmpty() || p.queued() > 0 {
-		p.spawn(false)
+		p.spawn()
 	}
 	// Tasks may also be queued later, by workers that are not blocked, with
 	// no spawn to follow if those block too: the watchdog tops the pool up

@@ -2,10 +2,7 @@ package sched
 
 import (
 	"context"
-	"runtime/debug"
 	stdatomic "sync/atomic"
-
-	"github.com/go-steal/steal/internal/explore/atomic"
 )
 
 // modes are the group's opt-in failure behaviours. They are written only
@@ -26,17 +23,6 @@ type modes struct {
 	wrapPanic func(v any, stack []byte, later *stdatomic.Int64) error
 }
 
-// panicRecord is the first recovered panic of a group.
-type panicRecord struct {
-	// set is won by the first panicking task. Its winner writes err
-	// before its task finishes, so a Wait that saw the group's count reach
-	// zero reads err after it is written. A load of set that sees true
-	// (canceled) does not read err.
-	set   atomic.Bool
-	err   error
-	later stdatomic.Int64 // recovered panics that lost the race for set; a plain counter the wsgroup package reads, not part of any protocol
-}
-
 // SetSkipQueued turns the skip-queued cancellation mode on or off. It
 // refuses (and returns the number of active tasks it saw) while any task of
 // the group is active.
@@ -45,18 +31,6 @@ func (g *Group) SetSkipQueued(on bool) (active int64) {
 		return active
 	}
 	g.sl().skipQueued = on
-	return 0
-}
-
-// SetRecoverPanics makes the group recover its tasks' panics (wrap != nil)
-// or let them crash the program (wrap == nil). wrap builds the value that
-// cancels the context and that Wait panics with. Like SetSkipQueued, it
-// refuses while tasks are active.
-func (g *Group) SetRecoverPanics(wrap func(v any, stack []byte, later *stdatomic.Int64) error) (active int64) {
-	if active = g.count(); active != 0 {
-		return active
-	}
-	g.sl().wrapPanic = wrap
 	return 0
 }
 
@@ -101,31 +75,6 @@ func (g *Group) drop(w *worker, injected bool) {
 		w.finished(g, false, injected)
 	} else {
 		g.finish(1)
-	}
-}
-
-// taskPanicked handles a panic with value v in a task of g: a group that
-// recovers panics records it; otherwise it crashes the program, by raising
-// the panic again (on a worker running no other task), or, where frames
-// below could recover it (crash non-empty), by fatalPanic, which says
-// where the task ran. It runs in the deferred function that recovered the
-// panic, above the task's frames, so the stack taken here shows where it
-// panicked.
-func (g *Group) taskPanicked(v any, crash string) {
-	sl := g.slow.Load()
-	if sl == nil || sl.wrapPanic == nil {
-		if crash != "" {
-			fatalPanic(v, crash)
-		}
-		panic(v)
-	}
-	if !sl.pan.set.CompareAndSwap(false, true) {
-		sl.pan.later.Add(1)
-		return
-	}
-	sl.pan.err = sl.wrapPanic(v, debug.Stack(), &sl.pan.later)
-	if sl.cancel != nil {
-		sl.cancel(sl.pan.err)
 	}
 }
 

@@ -63,7 +63,7 @@ type groupSlow struct {
 	ctx    context.Context // set by WithContext before first use
 	cancel func(error)     // set by WithContext before first use
 	modes                  // SetSkipQueued, SetRecoverPanics; see failure.go
-	pan    panicRecord     // the first recovered panic; see failure.go
+	pan    panicRecord     // the first recovered panic; see panic.go
 	// skipped: a skip-queued group dropped a task or refused a Go. Set
 	// before the drop is counted (or before Go returns), so a Wait that
 	// sees the group done sees it too; read by groupSlow.result.

@@ -132,7 +132,7 @@ var mutants = []mutant{
 	{
 		name:  "sched-wait-early",
 		bug:   "an outside Wait stops waiting while one task is still unfinished",
-		file:  "internal/sched/group.go",
+		file:  "internal/sched/wait.go",
 		edits: []edit{{"\tfor g.count() != 0 {\n\t\tg.park(bitDone", "\tfor g.count() > 1 {\n\t\tg.park(bitDone"}},
 		check: exploreSched,
 	},

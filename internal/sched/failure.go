@@ -1,9 +1,6 @@
 package sched
 
-import (
-	"context"
-	stdatomic "sync/atomic"
-)
+import stdatomic "sync/atomic"
 
 // modes are the group's opt-in failure behaviours. They are written only
 // while no task of the group is active (as the limit is), so a worker reads
@@ -76,63 +73,4 @@ func (g *Group) drop(w *worker, injected bool) {
 	} else {
 		g.finish(1)
 	}
-}
-
-// helpUntilDone is the helping half of Wait on a worker (worker.help),
-// for a Wait that may never return.
-//
-// A task that help runs executes on the waiting task's goroutine; if it
-// calls runtime.Goexit, the whole goroutine unwinds, the waiting task with
-// it (see worker.call). Wait then never returns to its caller, and what it
-// would have reported is lost: harmless for an error (the caller ends as if
-// it had called Goexit itself), but not for a panic that the group
-// recovered, which Wait must raise. So when help is unwound, the deferred
-// function finishes the Wait: it waits, blocked, for the group's other
-// tasks, and ends it as Wait would (result), raising a recovered panic
-// there. Raised in a deferred call during Goexit, the panic reaches the
-// waiting task's own recovery in worker.call, like a panic of its own;
-// once that handles it, the Goexit goes on.
-//
-// Only Goexit unwinds help: a panic in a task that help runs is either
-// recovered in worker.call or ends the program there (fatalPanic).
-func (g *Group) helpUntilDone(w *worker) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		w.block()
-		g.waitOutside()
-		w.unblock()
-		if sl := g.slow.Load(); sl != nil {
-			sl.result()
-		}
-	}()
-	w.help(g)
-	returned = true
-}
-
-// result ends a Wait once no task of the group is active: it cancels the
-// group's context, then raises the recovered panic again, if any, on the
-// waiting goroutine, or returns the group's error. A skip-queued group that
-// dropped a task (or refused a Go) although no task failed was canceled
-// from outside (its parent): it reports the context's cause, since nil
-// would claim that every task ran.
-//
-// The tempting version, "return the cause if the context is canceled",
-// is wrong twice over: the cancel below (by this Wait or an earlier or
-// concurrent one) makes it true for every later Wait, and a parent
-// canceled after the last task ran would turn a complete run into an error.
-func (sl *groupSlow) result() error {
-	err := sl.err
-	if err == nil && sl.skipped.Load() && sl.ctx != nil {
-		err = context.Cause(sl.ctx)
-	}
-	if sl.cancel != nil {
-		sl.cancel(sl.err)
-	}
-	if sl.pan.set.Load() {
-		panic(sl.pan.err)
-	}
-	return err
 }

@@ -212,7 +212,7 @@ func (g *Group) tryAcquire() bool {
 
 // setAside queues f, a task of the full limited group g given by a Go
 // inside a task (on worker w, or, w nil, on a goroutine outside the pool
-// that runs a task while it waits: see outside.go), behind the group's
+// that runs a task while it waits: see wait.go), behind the group's
 // other tasks: it starts when a task of g ends and frees a slot, the tasks
 // set aside in the order they were set aside, as errgroup's Go would start
 // it after blocking.
@@ -326,32 +326,6 @@ func (g *Group) finish(k int64) int64 {
 		}
 	}
 	return countOf(s)
-}
-
-// waitOutside parks the calling goroutine until no task is active.
-func (g *Group) waitOutside() {
-	for g.count() != 0 {
-		g.park(bitDone, func(s uint64) bool { return countOf(s) != 0 })
-	}
-}
-
-// Wait implements the waiting half of wsgroup.Group.Wait: on a worker it
-// helps (helpUntilDone); elsewhere it runs the group's own tasks that it
-// can reach and then parks (waitFromOutside).
-func (g *Group) Wait() error {
-	if w := current(); w != nil {
-		w.flush() // this worker's own unsettled completions may be ours
-		if g.count() != 0 {
-			g.helpUntilDone(w)
-		}
-	} else if g.count() != 0 {
-		g.waitFromOutside()
-	}
-	sl := g.slow.Load()
-	if sl == nil {
-		return nil
-	}
-	return sl.result()
 }
 
 // startRunning admits a task of a limited group to execute, on worker w or

@@ -22,7 +22,7 @@ import (
 // unoccupied ones, which keep the counts of their last occupant.
 //
 // Tasks run by goroutines that are not workers (an outside Wait that helps,
-// see outside.go) are counted by the running goroutine in a local
+// see wait.go) are counted by the running goroutine in a local
 // outsideCounts and added, once per helpOutside, to one of a few striped
 // atomics (outsideStripe), chosen by goroutine id so that concurrent
 // waiters rarely share one.

@@ -248,6 +248,34 @@ func (w *worker) stealIf(keep func(*task) bool) *task {
 	}
 }
 
+// stealFor takes the oldest task of a worker's deque for which keep
+// reports true, trying each worker once from a random start, or returns
+// nil. Like worker.stealIf it retries a deque whose steal lost a race.
+func (p *Pool) stealFor(keep func(*task) bool) *task {
+	slots := p.scanned()
+	n := len(slots)
+	if n == 0 {
+		return nil
+	}
+	start := int(xsync.Rand() % uint64(n))
+	for i := range n {
+		v := start + i
+		if v >= n {
+			v -= n
+		}
+		for {
+			t, retry := slots[v].dq.StealIf(keep)
+			if t != nil {
+				return t
+			}
+			if !retry {
+				break
+			}
+		}
+	}
+	return nil
+}
+
 // random is xorshift64*; owner only.
 func (w *worker) random() uint64 {
 	x := w.rng
@@ -337,46 +365,6 @@ func (w *worker) pushLocal(f func() error, g *Group) {
 	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
 	w.pool.maybeSpawn(c)
 	postEnd()
-}
-
-// help waits on a worker for g to finish. It runs g's own queued tasks:
-// from its deque while the newest task there is g's, then stolen from other
-// workers. When none is within reach, it blocks until g finishes and lets
-// the pool run another worker meanwhile (block).
-//
-// It runs no other task. The tempting version, run whatever is queued while
-// waiting, as work-stealing runtimes usually do, deadlocks correct errgroup
-// code: a task queued by the waiting task (or by anyone) may wait for
-// something the waiting task does only after Wait returns, such as
-//
-//	g.Go(func() error { <-ch; return nil })
-//	inner.Wait() // would pick up the task above, newest first, and block in it
-//	close(ch)
-//
-// and once it runs on top of the waiter's stack, the waiter can never
-// resume. g's own tasks are safe: Wait waits for each of them anyway.
-func (w *worker) help(g *Group) {
-	isG := func(t *task) bool { return t.g.Load() == g }
-	for {
-		w.flush()
-		if g.count() == 0 {
-			return
-		}
-		if t := w.dq.PopIf(isG); t != nil {
-			w.st.localPops++
-			w.execute(t)
-			continue
-		}
-		if t := w.stealIf(isG); t != nil {
-			w.execute(t)
-			continue
-		}
-		// g's tasks run elsewhere, or wait in our deque behind other
-		// tasks (a replacement worker steals them: see block).
-		w.block()
-		g.waitOutside()
-		w.unblock()
-	}
 }
 
 // block tells the pool that this worker is about to block in one of our

@@ -62,15 +62,15 @@ func (g *Group) skips() bool {
 
 // drop ends a task of g that w (or, w nil, a goroutine waiting outside the
 // pool) claimed and skips (skips reported true). Like a task that ran, it
-// is finished (finish), which frees its slot for a task parked behind it:
+// is finished (done), which frees its slot for a task parked behind it:
 // a dropped task that passed nothing on would leave the parked tasks, and
 // the group's count, waiting for ever.
 func (g *Group) drop(w *worker, injected bool) {
 	sl := g.slow.Load()
 	sl.skipped.Store(true)
 	if w != nil {
-		w.finished(g, false, injected)
+		w.afterTask(g, false, injected)
 	} else {
-		g.finish(1)
+		g.done(1)
 	}
 }

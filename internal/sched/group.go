@@ -19,7 +19,7 @@ type Group struct {
 	// aside for a slot, or running: not yet finished); and, for a limited
 	// group, the number of its tasks executing (see startRunning). Go adds
 	// one task; a worker subtracts finished tasks, possibly several at
-	// once (worker.flush). Keeping the flags in the same word lets a
+	// once (worker.settle). Keeping the flags in the same word lets a
 	// finisher learn, from the result of its own subtraction, whether
 	// anybody must be woken: one atomic operation on the fast path.
 	state atomic.Uint64
@@ -71,7 +71,7 @@ type groupSlow struct {
 
 	// parked holds, oldest first, the tasks of a limited group that wait
 	// for a slot: given by a Go inside a task at the limit (setAside), or,
-	// should the accounting ever break, refused by startRunning. finish
+	// should the accounting ever break, refused by startRunning. done
 	// moves them out as slots free (unpark). nParked is its length,
 	// readable without mu.
 	nParked atomic.Int64
@@ -247,7 +247,7 @@ func (g *Group) setAside(f func() error, w *worker) {
 //
 // The tasks that held the slots may all have ended between the caller's
 // look at the count and our store of nParked, and seen nothing to start:
-// hence the second look. finish subtracts before it loads nParked, and we
+// hence the second look. done subtracts before it loads nParked, and we
 // store nParked before unpark loads the count: one of the two sees the
 // other.
 func (g *Group) parkTask(f func() error, w *worker) {
@@ -300,11 +300,11 @@ func (g *Group) acquireOutside() {
 	}
 }
 
-// finish subtracts k finished tasks, wakes whoever waits for the count to
+// done subtracts k finished tasks, wakes whoever waits for the count to
 // reach zero or to drop below the limit, and returns the new count. The
 // subtraction publishes everything the finished tasks did: a Wait that
 // observes the new count (or is woken because of it) sees their effects.
-func (g *Group) finish(k int64) int64 {
+func (g *Group) done(k int64) int64 {
 	// Read the limit before the subtraction: once it lets Wait return,
 	// the owner may call SetLimit.
 	limit := g.limit
@@ -343,8 +343,9 @@ func (g *Group) startRunning(w *worker, f func() error) bool {
 	return false
 }
 
-// stopRunning ends a task's admission. The task's finish, which follows,
-// starts a parked task if one waits: the slot is not free before then.
+// stopRunning ends a task's admission. The done(1) for the task, which
+// follows, starts a parked task if one waits: the slot is not free before
+// then.
 func (g *Group) stopRunning() {
 	g.state.Add(^uint64(oneRunning - 1))
 }

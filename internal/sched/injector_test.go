@@ -370,7 +370,7 @@ func TestQueueConcurrent(t *testing.T) {
 	}
 }
 
-// jobID is what the function of a job made by idJobs returns: unpushIf
+// jobID is what the function of a job made by idJob returns: unpushIf
 // hands back only the function, so the function tells which job it was.
 type jobID int
 

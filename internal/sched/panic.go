@@ -97,7 +97,7 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 		if normalReturn || recovered {
 			return
 		}
-		w.finished(g, admitted, false)
+		w.afterTask(g, admitted, false)
 		w.goexit = true
 	}()
 	w.depth++
@@ -151,7 +151,7 @@ func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts) {
 		if normalReturn || recovered {
 			return
 		}
-		g.endOutside(admitted) // runtime.Goexit
+		g.afterOutsideTask(admitted) // runtime.Goexit
 	}()
 	handled := false
 	func() {
@@ -175,15 +175,15 @@ func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts) {
 			g.taskPanicked(nil, onWaiter) // panic(nil) under GODEBUG=panicnil=1
 		}
 	}
-	g.endOutside(admitted)
+	g.afterOutsideTask(admitted)
 }
 
-// endOutside finishes a task that ran outside the pool.
-func (g *Group) endOutside(admitted bool) {
+// afterOutsideTask finishes a task that ran outside the pool.
+func (g *Group) afterOutsideTask(admitted bool) {
 	if admitted {
 		g.stopRunning()
 	}
-	g.finish(1)
+	g.done(1)
 }
 
 // fatalPanic ends the program for a task's panic the way the runtime ends it

@@ -16,7 +16,7 @@ import (
 // can reach and then parks (waitFromOutside).
 func (g *Group) Wait() error {
 	if w := current(); w != nil {
-		w.flush() // this worker's own unsettled completions may be ours
+		w.settle() // this worker's own unsettled completions may be ours
 		if g.count() != 0 {
 			g.helpUntilDone(w)
 		}
@@ -83,7 +83,7 @@ func (g *Group) helpUntilDone(w *worker) {
 func (w *worker) help(g *Group) {
 	isG := func(t *task) bool { return t.g.Load() == g }
 	for {
-		w.flush()
+		w.settle()
 		if g.count() == 0 {
 			return
 		}

@@ -95,7 +95,7 @@ func TestWaitTable(t *testing.T) {
 			})
 			for _, gi := range r.Perm(len(groups)) {
 				finished[gi].Store(true)
-				groups[gi].finish(1)
+				groups[gi].done(1)
 				waitUntil(t, fmt.Sprintf("round %d: the waiters of group %d woken", round, gi), func() bool {
 					for id, rec := range recs {
 						if rec.g == gi && woken[id].Load() == 0 {

@@ -40,7 +40,7 @@ import (
 // the CPUs busy, so that the second rule never fires): when the injector
 // holds tasks that no worker has taken for starveTicks ticks, or a worker's
 // deque holds tasks that neither its owner nor a thief has touched for as
-// long, it adds a worker (at most fairExtra×GOMAXPROCS or fairFloor of
+// long, it adds a worker (at most fairPerProc×GOMAXPROCS or fairFloor of
 // them above capacity, whichever is more), which takes from the injector
 // before anything else and steals otherwise; the Go scheduler then shares
 // the CPUs between it and the busy workers.
@@ -204,7 +204,7 @@ func (p *Pool) watchdog() {
 
 // fairCap is the most workers the watchdog adds above capacity for
 // starving tasks (see params.go).
-func (p *Pool) fairCap() int32 { return max(fairExtra*p.size.Load(), fairFloor) }
+func (p *Pool) fairCap() int32 { return max(fairPerProc*p.size.Load(), fairFloor) }
 
 // dequeMark is what the watchdog saw of one slot's deque: its ends, and for
 // how many ticks in a row it has held tasks with neither end moving.

@@ -26,7 +26,7 @@ type worker struct {
 	batch [injectBatch]job
 
 	// Completions not yet subtracted from cur's count: a run of tasks of
-	// one unlimited group finishes with one atomic operation (flush).
+	// one unlimited group finishes with one atomic operation (settle).
 	cur     *Group
 	curDone int64
 
@@ -64,7 +64,7 @@ func (w *worker) run(idle sleep.Idle) {
 					break // a replacement whose worker is back: retire now
 				}
 			}
-			w.flush()
+			w.settle()
 			w.publish()
 			idle = p.sleep.StartLooking(w.index)
 			continue
@@ -95,7 +95,7 @@ func (w *worker) run(idle sleep.Idle) {
 func (w *worker) replace() {
 	w.goexit = false
 	w.depth = 0
-	w.flush()
+	w.settle()
 	w.publish()
 	w.pool.countReplace()
 	workers.Unregister()
@@ -139,7 +139,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 // retire gives up the slot; see Pool.release. It reports whether the
 // goroutine must exit.
 func (w *worker) retire(idle *sleep.Idle) bool {
-	w.flush()
+	w.settle()
 	w.publish() // before release: then the slot may have a new occupant
 	workers.Unregister()
 	if w.pool.release(w, idle) {
@@ -294,7 +294,7 @@ func (w *worker) execute(t *task) {
 		// Before running a task of another group, which may run long or
 		// block, settle the completions of the previous group, whose Wait
 		// may be waiting for just those.
-		w.flush()
+		w.settle()
 		w.cur = g
 	}
 	if g.skips() {
@@ -312,22 +312,22 @@ func (w *worker) execute(t *task) {
 		admitted = true
 	}
 	w.call(f, g, admitted)
-	w.finished(g, admitted, injected)
+	w.afterTask(g, admitted, injected)
 }
 
-// finished accounts for the end of a task of g that ran on w; admitted
+// afterTask accounts for the end of a task of g that ran on w; admitted
 // tells whether it held one of g's running slots, injected whether it came
 // from the injector.
 //
 // Completions of injected tasks of an unlimited group are batched: a run of
-// them finishes with one atomic operation on the group's count (flush),
+// them finishes with one atomic operation on the group's count (settle),
 // made before the worker runs a task of another group, waits or goes idle.
 // Such a group is waited for outside the pool, by a goroutine that parks
 // until the count is zero, so the delay costs it nothing. Every other
 // completion is settled at once: a limited group hands out slots as tasks
 // finish, and a group whose tasks were pushed on a worker is most often
 // waited for by a worker that is helping and checks the count.
-func (w *worker) finished(g *Group, admitted, injected bool) {
+func (w *worker) afterTask(g *Group, admitted, injected bool) {
 	if admitted {
 		g.stopRunning()
 	}
@@ -337,23 +337,23 @@ func (w *worker) finished(g *Group, admitted, injected bool) {
 	// credits the wrong group, whose Wait returns early while g's never
 	// does.)
 	if g != w.cur {
-		w.flush()
+		w.settle()
 		w.cur = g
 	}
 	w.curDone++
 	if !injected || admitted || g.limit > 0 {
-		w.flush()
+		w.settle()
 	}
 }
 
-// flush subtracts the batched completions from the current group.
-func (w *worker) flush() {
+// settle subtracts the batched completions from the current group.
+func (w *worker) settle() {
 	if w.curDone == 0 {
 		return
 	}
 	g, k := w.cur, w.curDone
 	w.curDone = 0
-	g.finish(k)
+	g.done(k)
 }
 
 // pushLocal queues a task of g on this worker's deque.

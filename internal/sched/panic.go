@@ -65,74 +65,84 @@ func (g *Group) taskPanicked(v any, crash string) {
 	}
 }
 
-// call runs f.
+// call runs f, a task of g, on w (admitted: it holds a running slot).
 //
 // If f neither returns nor panics, it called runtime.Goexit (t.FailNow
-// does): the outer deferred function counts the task as finished, as
-// errgroup's deferred done does, and marks the goroutine as exiting so that
-// run starts a fresh goroutine in the slot.
+// does): the deferred function counts the task as finished, as errgroup's
+// deferred done does, and marks the goroutine as exiting so that run
+// starts a fresh goroutine in the slot.
 //
-// A panic must be told apart from Goexit, and only recover can do that.
-// The inner deferred function recovers it, still above f's frames, and
-// passes it to taskPanicked: a group that recovers panics records it (the
-// task then ends as finished); otherwise the panic is raised again at
-// once, so the crash shows the task's own stack. If other tasks are
-// suspended below this one on the goroutine (in a Wait or Go that runs
-// queued tasks), re-raising would let them recover a panic that errgroup
-// would never let them see (a task's panic crashes the program there,
-// from the task's own goroutine); then the program is ended the way an
-// unrecovered panic ends it.
+// A panic must be told apart from Goexit, and only recover can do that:
+// callTask recovers it, still above f's frames, and passes it to
+// taskPanicked: a group that recovers panics records it (the task then
+// ends as finished); otherwise the panic is raised again at once, so the
+// crash shows the task's own stack. If other tasks are suspended below
+// this one on the goroutine (in a Wait or Go that runs queued tasks),
+// re-raising would let them recover a panic that errgroup would never let
+// them see (a task's panic crashes the program there, from the task's own
+// goroutine); then the program is ended the way an unrecovered panic ends
+// it (crashHow).
 //
 // Under GODEBUG=panicnil=1, recover returns nil for panic(nil) but still
-// stops the panic; execution then continues after the inner function,
-// which Goexit never does, and the last check catches it. (Counting the
-// task there as Goexit would count it twice.) Execution continues there,
-// too, after a panic that the group recovered. This is the shape of
-// x/sync/singleflight's doCall.
+// stops the panic; callTask then returns, which it never does after a
+// Goexit, reporting neither a return nor a handled panic, and the last
+// check catches it. (Counting the task there as Goexit would count it
+// twice.) callTask returns, too, after a panic that the group recovered.
+// This is the shape of x/sync/singleflight's doCall.
 func (w *worker) call(f func() error, g *Group, admitted bool) {
-	normalReturn, recovered := false, false
+	ended := false // callTask returned: no Goexit
 	defer func() {
 		w.depth--
 		w.countTask()
-		if normalReturn || recovered {
+		if ended {
 			return
 		}
 		w.afterTask(g, admitted, false)
 		w.goexit = true
 	}()
 	w.depth++
-	handled := false // the inner deferred function passed a panic on
-	func() {
-		defer func() {
-			if normalReturn {
-				return
-			}
-			if r := recover(); r != nil {
-				handled = true
-				g.taskPanicked(r, w.crashHow())
-			}
-		}()
-		if err := f(); err != nil {
-			g.fail(err)
-		}
-		normalReturn = true
-	}()
-	if !normalReturn {
-		recovered = true
-		if !handled {
-			g.taskPanicked(nil, w.crashHow()) // panic(nil) under GODEBUG=panicnil=1
-		}
+	crash := w.crashHow()
+	returned, handled := g.callTask(f, crash)
+	ended = true
+	if !returned && !handled {
+		g.taskPanicked(nil, crash) // panic(nil) under GODEBUG=panicnil=1
 	}
 }
 
 // crashHow tells taskPanicked how a task's panic must crash the program
 // (see call): "" to raise it again, for a task that is the only one on
-// the goroutine; otherwise what fatalPanic should say.
+// the goroutine; otherwise what fatalPanic should say. The depth it reads
+// is the same while the task runs: the tasks nested above it on the
+// goroutine have ended (and restored it) by the time its panic is
+// recovered.
 func (w *worker) crashHow() string {
 	if w.depth > 1 {
 		return onOtherTask
 	}
 	return ""
+}
+
+// callTask calls f, a task of g, and passes its error to fail or its
+// panic to taskPanicked (crash: see crashHow). It reports returned when f
+// returned, handled when f panicked with a non-nil value that taskPanicked
+// handled (the group recovered it); it does not return when f called
+// runtime.Goexit, nor when taskPanicked raised the panic again. The
+// deferred function runs above f's frames, so a stack taken there shows
+// where f panicked.
+func (g *Group) callTask(f func() error, crash string) (returned, handled bool) {
+	defer func() {
+		if returned {
+			return
+		}
+		if r := recover(); r != nil {
+			handled = true
+			g.taskPanicked(r, crash)
+		}
+	}()
+	if err := f(); err != nil {
+		g.fail(err)
+	}
+	return true, false
 }
 
 // callOutside calls f as worker.call does, on a goroutine that is not a
@@ -145,35 +155,18 @@ func (w *worker) crashHow() string {
 // a runtime.Goexit in f ends the task as finished and goes on unwinding
 // the caller's goroutine, which has no slot to hand to a successor.
 func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts) {
-	normalReturn, recovered := false, false
+	ended := false // callTask returned: no Goexit
 	defer func() {
 		c.tasks++
-		if normalReturn || recovered {
+		if ended {
 			return
 		}
 		g.afterOutsideTask(admitted) // runtime.Goexit
 	}()
-	handled := false
-	func() {
-		defer func() {
-			if normalReturn {
-				return
-			}
-			if r := recover(); r != nil {
-				handled = true
-				g.taskPanicked(r, onWaiter)
-			}
-		}()
-		if err := f(); err != nil {
-			g.fail(err)
-		}
-		normalReturn = true
-	}()
-	if !normalReturn {
-		recovered = true
-		if !handled {
-			g.taskPanicked(nil, onWaiter) // panic(nil) under GODEBUG=panicnil=1
-		}
+	returned, handled := g.callTask(f, onWaiter)
+	ended = true
+	if !returned && !handled {
+		g.taskPanicked(nil, onWaiter) // panic(nil) under GODEBUG=panicnil=1
 	}
 	g.afterOutsideTask(admitted)
 }

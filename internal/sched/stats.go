@@ -206,20 +206,13 @@ func (p *Pool) countSpawn() {
 	}
 }
 
-// Stats are a pool's counts since it was made; see wsgroup.Stats, which
-// has the same fields and documents them.
+// Stats are a pool's counts since it was made. wsgroup.Stats has the same
+// fields, in the same order (it converts with Stats(s)), and documents them.
 type Stats struct {
-	Tasks          uint64
-	Steals         uint64
-	FailedSteals   uint64
-	InjectorPops   uint64
-	LocalPops      uint64
-	Sleeps         uint64
-	Wakes          uint64
-	WorkersStarted uint64
-	WorkersRetired uint64
-	Compensations  uint64
-	Workers        int64
+	Tasks, Steals, FailedSteals, InjectorPops, LocalPops uint64
+	Sleeps, Wakes                                        uint64
+	WorkersStarted, WorkersRetired, Compensations        uint64
+	Workers                                              int64
 }
 
 // ReadStats returns the process's pool's counts.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // ---------------------------------------------------------------------------
@@ -94,8 +96,8 @@ func TestChurnLostWakeups(t *testing.T) {
 	}
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
+			testkit.SetProcs(t, procs)
+			testkit.Guard(t, func() {
 				var c churn
 				r := rand.New(rand.NewPCG(uint64(procs), 99))
 				for i := range groups {
@@ -144,8 +146,8 @@ func TestChurnOneGroup(t *testing.T) {
 	}
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
+			testkit.SetProcs(t, procs)
+			testkit.Guard(t, func() {
 				var c churn
 				var g Group
 				r := rand.New(rand.NewPCG(uint64(procs), 5))
@@ -399,7 +401,7 @@ func TestDifferentialAgainstReference(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		programs = 150
 	}
-	guard(t, func() {
+	testkit.Guard(t, func() {
 		for seed := range programs {
 			gen := &progGen{r: rand.New(rand.NewPCG(uint64(seed), 2024)), budget: 20 + seed%120}
 			prog := gen.group(4)
@@ -456,8 +458,8 @@ func TestChurnBlockingPairs(t *testing.T) {
 	for _, procs := range []int{2, 4} {
 		for _, limit := range []int{-1, procs} {
 			t.Run(fmt.Sprintf("procs=%d/limit=%d", procs, limit), func(t *testing.T) {
-				setProcs(t, procs)
-				guard(t, func() {
+				testkit.SetProcs(t, procs)
+				testkit.Guard(t, func() {
 					r := rand.New(rand.NewPCG(uint64(procs), 3))
 					var g Group
 					g.SetLimit(limit)

@@ -6,309 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/go-steal/steal/internal/gid"
-	"go.uber.org/goleak"
+	"github.com/go-steal/steal/internal/testkit"
 )
 
-// ---------------------------------------------------------------------------
-// Limits: SetLimit(n) sizes nothing; it bounds the group's active tasks (a
-// Go from outside waits for a slot), and at most n of the group's tasks
-// execute at once, whatever the number of workers and wherever they run.
-
-// TestLimitBoundsRunningTasks: under SetLimit(n), never more than n of the
-// group's tasks execute at once, with tasks that block, tasks that spawn
-// more tasks of the group from inside (set aside at the limit), and tasks
-// that wait in nested groups (where the helping goroutine could pick up
-// more tasks of the group). In the "crowd" variant a fan-out of blocking
-// tasks of another group keeps many more workers than n alive meanwhile,
-// so the bound cannot come from a shortage of workers.
-func TestLimitBoundsRunningTasks(t *testing.T) {
-	tasks := 400
-	if testing.Short() || raceEnabled {
-		tasks = 120
-	}
-	procs := runtime.GOMAXPROCS(0)
-	for _, crowd := range []bool{false, true} {
-		for _, limit := range []int{1, 2, 3, procs + 2} {
-			if crowd && limit > 2 {
-				continue
-			}
-			t.Run(fmt.Sprintf("limit=%d/crowd=%v", limit, crowd), func(t *testing.T) {
-				guard(t, func() {
-					var other Group
-					const crowdSize = 24
-					crowdGate := make(chan struct{})
-					if crowd {
-						var started atomic.Int64
-						for range crowdSize {
-							other.Go(func() error { started.Add(1); <-crowdGate; return nil })
-						}
-						waitUntil(t, "the crowd's tasks all started", func() bool { return started.Load() == crowdSize })
-					}
-					var g Group
-					g.SetLimit(limit)
-					var running, live maxGauge
-					var ran atomic.Int64
-					var body func(i int) func() error
-					body = func(i int) func() error {
-						return func() error {
-							running.enter()
-							defer running.exit()
-							live.observe(int64(global.live.Load()))
-							ran.Add(1)
-							switch i % 5 {
-							case 0: // blocks: tempts the pool to add workers
-								time.Sleep(50 * time.Microsecond)
-							case 1: // more tasks of the group, from inside
-								if i < tasks {
-									g.Go(body(tasks + i))
-								}
-							case 2: // a nested group, waited on here (helping)
-								var n Group
-								for j := range 4 {
-									n.Go(func() error {
-										if j == 0 {
-											time.Sleep(20 * time.Microsecond)
-										}
-										return nil
-									})
-								}
-								n.Wait()
-							case 3:
-								runtime.Gosched()
-							}
-							return nil
-						}
-					}
-					for i := range tasks {
-						g.Go(body(i))
-					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v", err)
-					}
-					close(crowdGate)
-					if err := other.Wait(); err != nil {
-						t.Errorf("crowd Wait() = %v", err)
-					}
-					want := int64(tasks + (tasks+4)/5)
-					if got := ran.Load(); got != want {
-						t.Errorf("%d tasks ran, want %d", got, want)
-					}
-					if hi := running.hi.Load(); hi > int64(limit) {
-						t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
-					}
-					t.Logf("at most %d of the group's tasks at once, with up to %d live workers", running.hi.Load(), live.hi.Load())
-					if crowd && live.hi.Load() <= int64(limit) {
-						t.Errorf("the crowd did not keep more than %d workers alive (saw %d): the test no longer builds its case", limit, live.hi.Load())
-					}
-					checkRetired(t)
-				})
-				goleak.VerifyNone(t)
-			})
-		}
-	}
-}
-
-// TestLimitReuseNewLimit: a group used again after Wait with a different
-// limit respects the new one.
-func TestLimitReuseNewLimit(t *testing.T) {
-	guard(t, func() {
-		var g Group
-		for _, limit := range []int{1, 3, -1, 2, 1} {
-			g.SetLimit(limit)
-			var running maxGauge
-			for range 100 {
-				g.Go(func() error {
-					running.enter()
-					defer running.exit()
-					time.Sleep(10 * time.Microsecond)
-					return nil
-				})
-			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v", err)
-			}
-			if limit > 0 {
-				if hi := running.hi.Load(); hi > int64(limit) {
-					t.Errorf("limit %d: %d tasks at once", limit, hi)
-				}
-			}
-		}
-		checkRetired(t)
-	})
-	goleak.VerifyNone(t)
-}
-
-// TestLimitParkingInNestedWait: a task A of a limited group queues a task
-// B of a nested group and then more tasks of its own group from inside (at
-// the limit they are set aside: a Go inside a task does not block), and
-// waits on the nested group. Whatever the goroutines that help do
-// meanwhile, B must run without more than limit of the group's tasks
-// executing at once, and nothing may deadlock: recursive use under a limit
-// completes. Meanwhile goroutines
-// outside call Go on the group too (they wait for a slot, running the
-// group's tasks that they can reach).
-func TestLimitParkingInNestedWait(t *testing.T) {
-	needGID(t)
-	for _, limit := range []int{1, 2} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guard(t, func() {
-				var g Group
-				g.SetLimit(limit)
-				const inside, outside = 20, 20
-				var running maxGauge
-				var ran, outsideRan atomic.Int64
-				var bRan atomic.Int64
-				var parkedSeen atomic.Int64
-				groupTask := func(extra func()) func() error {
-					return func() error {
-						running.enter()
-						defer running.exit()
-						if extra != nil {
-							extra()
-						}
-						ran.Add(1)
-						return nil
-					}
-				}
-				aStarted := make(chan struct{})
-				var outsiders sync.WaitGroup
-				for a := range limit {
-					g.Go(groupTask(func() {
-						var n Group
-						n.Go(func() error {
-							if sl := g.slow.Load(); sl != nil {
-								parkedSeen.Store(max(parkedSeen.Load(), sl.nParked.Load()))
-							}
-							bRan.Add(1)
-							return nil
-						})
-						for range inside {
-							g.Go(groupTask(nil))
-						}
-						if a == 0 {
-							close(aStarted)
-						}
-						if err := n.Wait(); err != nil {
-							t.Errorf("nested Wait() = %v", err)
-						}
-					}))
-				}
-				<-aStarted
-				for range outside {
-					outsiders.Add(1)
-					go func() {
-						defer outsiders.Done()
-						g.Go(groupTask(func() { outsideRan.Add(1) }))
-					}()
-				}
-				outsiders.Wait()
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-				if got, want := ran.Load(), int64(limit*(1+inside)+outside); got != want {
-					t.Errorf("%d tasks of the group ran, want %d", got, want)
-				}
-				if got := outsideRan.Load(); got != outside {
-					t.Errorf("%d tasks from outside ran, want %d", got, outside)
-				}
-				if got := bRan.Load(); got != int64(limit) {
-					t.Errorf("%d nested tasks ran, want %d", got, limit)
-				}
-				if hi := running.hi.Load(); hi > int64(limit) {
-					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
-				}
-				t.Logf("at most %d tasks parked while a nested task ran", parkedSeen.Load())
-				checkRetired(t)
-			})
-			goleak.VerifyNone(t)
-		})
-	}
-}
-
-// TestLimitNestedGroupOwnLimit: a nested group with a limit of its own,
-// filled from inside a task (the caller runs queued work instead of
-// blocking) and from inside its own tasks, never runs more than its limit
-// at once, and every task runs.
-func TestLimitNestedGroupOwnLimit(t *testing.T) {
-	guard(t, func() {
-		var g Group
-		const outer, perGroup = 8, 40
-		var ran atomic.Int64
-		var over atomic.Int64
-		for range outer {
-			g.Go(func() error {
-				var n Group
-				n.SetLimit(2)
-				var running maxGauge
-				var body func(depth int) func() error
-				body = func(depth int) func() error {
-					return func() error {
-						if running.enter() > 2 {
-							over.Add(1)
-						}
-						defer running.exit()
-						ran.Add(1)
-						if depth > 0 {
-							n.Go(body(depth - 1)) // from inside its own task
-						}
-						runtime.Gosched()
-						return nil
-					}
-				}
-				for range perGroup {
-					n.Go(body(1))
-				}
-				return n.Wait()
-			})
-		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
-		if got, want := ran.Load(), int64(outer*perGroup*2); got != want {
-			t.Errorf("%d tasks ran, want %d", got, want)
-		}
-		if n := over.Load(); n != 0 {
-			t.Errorf("%d times a nested group limited to 2 ran more than 2 tasks", n)
-		}
-		checkRetired(t)
-	})
-	goleak.VerifyNone(t)
-}
-
-// TestLimitRunningCountPacked: the executing count shares the state word
-// with the active count and the flag bits; filling one never disturbs the
-// others.
-func TestLimitRunningCountPacked(t *testing.T) {
-	var g Group
-	g.state.Or(bitDone | bitSlot)
-	for range 3 {
-		g.state.Add(oneTask)
-	}
-	for range 5 {
-		g.state.Add(oneRunning)
-	}
-	s := g.state.Load()
-	if countOf(s) != 3 || runningOf(s) != 5 || s&flagBits != bitDone|bitSlot {
-		t.Fatalf("state %#x: count %d, running %d, flags %#x; want 3, 5, %#x", s, countOf(s), runningOf(s), s&flagBits, bitDone|bitSlot)
-	}
-	g.state.Add(^uint64(oneRunning - 1))
-	g.state.Add(^uint64(2*oneTask - 1))
-	s = g.state.Load()
-	if countOf(s) != 1 || runningOf(s) != 4 || s&flagBits != bitDone|bitSlot {
-		t.Fatalf("state %#x after decrements: count %d, running %d, flags %#x; want 1, 4, %#x", s, countOf(s), runningOf(s), s&flagBits, bitDone|bitSlot)
-	}
-	// The largest active count does not spill into the executing count.
-	var h Group
-	h.state.Add(uint64(1<<countBits-1) * oneTask)
-	if s := h.state.Load(); countOf(s) != 1<<countBits-1 || runningOf(s) != 0 {
-		t.Fatalf("a full active count reads as count %d, running %d", countOf(s), runningOf(s))
-	}
-}
-
-// ---------------------------------------------------------------------------
 // runtime.Goexit in a task ends the goroutine the task runs on, as in
 // errgroup, and the task counts as finished. A worker's slot gets a fresh
 // goroutine; a goroutine outside the pool (a Wait, or a Go on a full
@@ -331,7 +35,7 @@ func TestGoexitOnWorkers(t *testing.T) {
 	for _, limit := range []int{1, 2, -1} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			base := runtime.NumGoroutine()
-			guard(t, func() {
+			testkit.Guard(t, func() {
 				var g Group
 				g.SetLimit(limit)
 				var returned, exited, outside atomic.Int64
@@ -391,7 +95,7 @@ func TestGoexitOnWorkers(t *testing.T) {
 					t.Errorf("after Goexits: Wait() = %v, %d of 10 tasks ran", err, after.Load())
 				}
 				checkRetired(t)
-				waitUntil(t, "goroutine count back to baseline", func() bool { return runtime.NumGoroutine() <= base })
+				testkit.WaitUntil(t, "goroutine count back to baseline", func() bool { return runtime.NumGoroutine() <= base })
 			})
 			goleak.VerifyNone(t)
 		})
@@ -406,7 +110,7 @@ func TestGoexitInNestedWait(t *testing.T) {
 	needGID(t)
 	for _, limit := range []int{1, -1} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guard(t, func() {
+			testkit.Guard(t, func() {
 				var g Group
 				g.SetLimit(limit)
 				const outer, inner = 6, 9
@@ -465,8 +169,8 @@ func TestGoexitInNestedWait(t *testing.T) {
 func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 	for _, where := range []string{"Wait"} {
 		t.Run(where, func(t *testing.T) {
-			setProcs(t, 1)
-			guard(t, func() {
+			testkit.SetProcs(t, 1)
+			testkit.Guard(t, func() {
 				checkRetired(t)
 				var g Group
 				var innerDone, afterWait atomic.Int64
@@ -511,7 +215,7 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 					t.Errorf("after a nested task's runtime.Goexit the waiting task reached %q (after-Wait code ran %d times); "+
 						"want it ended at %q, as documented", reached, afterWait.Load(), wantReached)
 				}
-				waitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
+				testkit.WaitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
 				if err := g.Wait(); err != nil {
 					t.Errorf("second Wait() = %v", err)
 				}
@@ -534,8 +238,8 @@ func TestGoexitOutsideEndsCaller(t *testing.T) {
 	needGID(t)
 	for _, where := range []string{"Wait"} {
 		t.Run(where, func(t *testing.T) {
-			setProcs(t, 1)
-			guard(t, func() {
+			testkit.SetProcs(t, 1)
+			testkit.Guard(t, func() {
 				const attempts = 20
 				built := 0
 				for range attempts {
@@ -597,7 +301,7 @@ func goexitOutside(t *testing.T, where string) bool {
 	case onCaller && where == "limited-Go":
 		wantPlain = 0 // its Go never returned, so it was never queued
 	}
-	waitUntil(t, "the group's count reaches zero", func() bool { return g.count() == 0 })
+	testkit.WaitUntil(t, "the group's count reaches zero", func() bool { return g.count() == 0 })
 	if err := g.Wait(); err != nil {
 		t.Errorf("%s: Wait() = %v", where, err)
 	}

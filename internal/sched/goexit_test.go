@@ -110,7 +110,7 @@ func TestGoexitInNestedWait(t *testing.T) {
 	needGID(t)
 	for _, limit := range []int{1, -1} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				var g Group
 				g.SetLimit(limit)
 				const outer, inner = 6, 9
@@ -149,9 +149,7 @@ func TestGoexitInNestedWait(t *testing.T) {
 				if err := g.Wait(); err != nil {
 					t.Errorf("second Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -170,7 +168,7 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 	for _, where := range []string{"Wait"} {
 		t.Run(where, func(t *testing.T) {
 			testkit.SetProcs(t, 1)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				checkRetired(t)
 				var g Group
 				var innerDone, afterWait atomic.Int64
@@ -219,9 +217,7 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 				if err := g.Wait(); err != nil {
 					t.Errorf("second Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -239,7 +235,7 @@ func TestGoexitOutsideEndsCaller(t *testing.T) {
 	for _, where := range []string{"Wait"} {
 		t.Run(where, func(t *testing.T) {
 			testkit.SetProcs(t, 1)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				const attempts = 20
 				built := 0
 				for range attempts {
@@ -251,9 +247,7 @@ func TestGoexitOutsideEndsCaller(t *testing.T) {
 					t.Errorf("in %d attempts the exiting task never ran on the goroutine that waited", attempts)
 				}
 				t.Logf("%d of %d attempts ran the exiting task on the waiting goroutine", built, attempts)
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }

@@ -137,3 +137,29 @@ func spin(d time.Duration) {
 
 // sink keeps the compiler from dropping work whose result no one reads.
 var sink atomic.Int64
+
+// guardPool runs body under the hang guard (testkit.Guard), then waits for
+// the pool to go idle (checkRetired) and checks that no goroutine leaked.
+func guardPool(t *testing.T, body func()) {
+	t.Helper()
+	testkit.Guard(t, func() {
+		body()
+		checkRetired(t)
+	})
+	goleak.VerifyNone(t)
+}
+
+// onOneProc runs body with GOMAXPROCS 1 on an idle pool (checkRetired),
+// as guardPool does, for the tests that tell the workers from the test
+// goroutine by goroutine id (needGID): with one processor, the test
+// goroutine keeps it until it blocks, so a worker that a Go starts does
+// not run before the test has looked.
+func onOneProc(t *testing.T, body func()) {
+	t.Helper()
+	needGID(t)
+	testkit.SetProcs(t, 1)
+	guardPool(t, func() {
+		checkRetired(t)
+		body()
+	})
+}

@@ -125,7 +125,7 @@ func TestLifecycleWorkersReused(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		groups = 500
 	}
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		checkRetired(t)
 		run := func() (onWorkers int64) {
 			var g Group
@@ -159,9 +159,7 @@ func TestLifecycleWorkersReused(t *testing.T) {
 		if bound := uint64(groups / 10); created > bound {
 			t.Errorf("%d back-to-back groups created %d goroutines, want at most %d: workers are not reused", groups, created, bound)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestLifecycleFollowsGOMAXPROCS: the pool follows GOMAXPROCS while the
@@ -170,7 +168,7 @@ func TestLifecycleWorkersReused(t *testing.T) {
 // workers retire, while tasks keep coming.
 func TestLifecycleFollowsGOMAXPROCS(t *testing.T) {
 	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		checkRetired(t)
 		var g Group
 		var ran atomic.Int64
@@ -210,9 +208,7 @@ func TestLifecycleFollowsGOMAXPROCS(t *testing.T) {
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestPoolRetiresAfterWait: after the Wait of a top-level group returns,
@@ -303,7 +299,7 @@ func TestPoolRetiresAfterWait(t *testing.T) {
 // group that is never waited on is still in use; the pool starts workers
 // again on the group's next Go.
 func TestPoolRetiresWithoutWait(t *testing.T) {
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		var g Group
 		var wg sync.WaitGroup
 		var ran atomic.Int64
@@ -339,9 +335,7 @@ func TestPoolRetiresWithoutWait(t *testing.T) {
 		if err := g.Wait(); err != nil {
 			t.Errorf("Wait() = %v", err)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestPoolEscapedNestedGroup: a task makes a nested group, Go's a task on
@@ -354,7 +348,7 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 		for _, how := range []string{"linger", "wait-again"} {
 			t.Run(fmt.Sprintf("procs=%d/%s", procs, how), func(t *testing.T) {
 				testkit.SetProcs(t, procs)
-				testkit.Guard(t, func() {
+				guardPool(t, func() {
 					var g, n Group
 					started, release := make(chan struct{}), make(chan struct{})
 					var nestedDone atomic.Bool
@@ -398,9 +392,7 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 					if g.count() != 0 || n.count() != 0 {
 						t.Errorf("counts at the end: outer %d, nested %d", g.count(), n.count())
 					}
-					checkRetired(t)
 				})
-				goleak.VerifyNone(t)
 			})
 		}
 	}
@@ -415,7 +407,7 @@ func TestPoolConcurrentWaits(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		rounds = 5
 	}
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		var g Group
 		for round := range rounds {
 			gate := make(chan struct{})
@@ -461,9 +453,7 @@ func TestPoolConcurrentWaits(t *testing.T) {
 				t.Errorf("round %d: %d tasks ran, want %d", round, got, tasks)
 			}
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestPoolReleasesClosures: once a task has run, neither the injector, nor
@@ -471,7 +461,7 @@ func TestPoolConcurrentWaits(t *testing.T) {
 // closure alive. Limited groups are included, so that tasks also run on the
 // goroutine of a Go that waits for a slot.
 func TestPoolReleasesClosures(t *testing.T) {
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		type payload struct{ buf [64]byte }
 		const n = 500
 		ptrs := make([]weak.Pointer[payload], 0, 2*n)
@@ -513,7 +503,5 @@ func TestPoolReleasesClosures(t *testing.T) {
 		}
 		runtime.KeepAlive(&g)
 		runtime.KeepAlive(&limited)
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/testkit"
 )
@@ -39,7 +37,7 @@ func TestLimitBoundsRunningTasks(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("limit=%d/crowd=%v", limit, crowd), func(t *testing.T) {
-				testkit.Guard(t, func() {
+				guardPool(t, func() {
 					var other Group
 					const crowdSize = 24
 					crowdGate := make(chan struct{})
@@ -106,9 +104,7 @@ func TestLimitBoundsRunningTasks(t *testing.T) {
 					if crowd && live.hi.Load() <= int64(limit) {
 						t.Errorf("the crowd did not keep more than %d workers alive (saw %d): the test no longer builds its case", limit, live.hi.Load())
 					}
-					checkRetired(t)
 				})
-				goleak.VerifyNone(t)
 			})
 		}
 	}
@@ -117,7 +113,7 @@ func TestLimitBoundsRunningTasks(t *testing.T) {
 // TestLimitReuseNewLimit: a group used again after Wait with a different
 // limit respects the new one.
 func TestLimitReuseNewLimit(t *testing.T) {
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		var g Group
 		for _, limit := range []int{1, 3, -1, 2, 1} {
 			g.SetLimit(limit)
@@ -139,9 +135,7 @@ func TestLimitReuseNewLimit(t *testing.T) {
 				}
 			}
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestLimitParkingInNestedWait: a task A of a limited group queues a task
@@ -157,7 +151,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 	needGID(t)
 	for _, limit := range []int{1, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				var g Group
 				g.SetLimit(limit)
 				const inside, outside = 20, 20
@@ -224,9 +218,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
 				}
 				t.Logf("at most %d tasks parked while a nested task ran", parkedSeen.Load())
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -236,7 +228,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 // blocking) and from inside its own tasks, never runs more than its limit
 // at once, and every task runs.
 func TestLimitNestedGroupOwnLimit(t *testing.T) {
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		var g Group
 		const outer, perGroup = 8, 40
 		var ran atomic.Int64
@@ -276,9 +268,7 @@ func TestLimitNestedGroupOwnLimit(t *testing.T) {
 		if n := over.Load(); n != 0 {
 			t.Errorf("%d times a nested group limited to 2 ran more than 2 tasks", n)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestLimitRunningCountPacked: the executing count shares the state word
@@ -320,7 +310,7 @@ func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
 	needGID(t)
 	for _, limit := range []int{1, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				var g Group
 				g.SetLimit(limit)
 				var holders atomic.Int64
@@ -366,9 +356,7 @@ func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
 				if hi := running.hi.Load(); hi > int64(limit) {
 					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -384,7 +372,7 @@ func TestOutsideNestedGoDoesNotBlock(t *testing.T) {
 	for _, where := range []string{"Wait"} {
 		t.Run(where, func(t *testing.T) {
 			testkit.SetProcs(t, 1)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				checkRetired(t)
 				me := gid.Current()
 				const attempts = 10
@@ -436,9 +424,7 @@ func TestOutsideNestedGoDoesNotBlock(t *testing.T) {
 				if built == 0 {
 					t.Errorf("in %d attempts the parent task never ran on the test goroutine: the test no longer builds its case", attempts)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -456,7 +442,7 @@ func TestOutsideGoOnFullGroupWaitsForSlotOnly(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			testkit.SetProcs(t, procs)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				checkRetired(t)
 				var g Group
 				g.SetLimit(2)
@@ -485,9 +471,7 @@ func TestOutsideGoOnFullGroupWaitsForSlotOnly(t *testing.T) {
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }

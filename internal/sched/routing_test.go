@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/testkit"
 )
@@ -19,10 +17,7 @@ import (
 // group), never onto the injector. GOMAXPROCS 1 and an idle pool at the
 // start give one worker, so nobody steals from its deque while we look.
 func TestRoutingGoInsideTaskUsesDeque(t *testing.T) {
-	needGID(t)
-	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
-		checkRetired(t)
+	onOneProc(t, func() {
 		var g Group
 		const k = 10
 		var ran atomic.Int64
@@ -66,9 +61,7 @@ func TestRoutingGoInsideTaskUsesDeque(t *testing.T) {
 		if got := ran.Load(); got != 2*k {
 			t.Errorf("%d inner tasks ran, want %d", got, 2*k)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestRoutingNoInjectorInsideTasks: with no limit and several workers,
@@ -78,7 +71,7 @@ func TestRoutingGoInsideTaskUsesDeque(t *testing.T) {
 // pool may run tasks itself, and their Go calls are outside Go calls.
 func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 	needGID(t)
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		var g Group
 		var ran atomic.Int64
 		var injected, outside atomic.Int64
@@ -118,9 +111,7 @@ func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 		if got := ran.Load(); got != want {
 			t.Errorf("%d tasks ran, want %d", got, want)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestRoutingOutsideGoUsesInjector: a Go from a goroutine that is not a
@@ -128,10 +119,7 @@ func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 // group whose other tasks run on workers. With GOMAXPROCS 1 and the only
 // worker held busy, the task stays there long enough to be seen.
 func TestRoutingOutsideGoUsesInjector(t *testing.T) {
-	needGID(t)
-	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
-		checkRetired(t)
+	onOneProc(t, func() {
 		var g, n Group
 		held, release := make(chan struct{}), make(chan struct{})
 		var ran atomic.Int64
@@ -161,9 +149,7 @@ func TestRoutingOutsideGoUsesInjector(t *testing.T) {
 		if got := ran.Load(); got != 2 {
 			t.Errorf("%d nested tasks ran, want 2", got)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestTasksRunOnWorkersOrRunners: every task runs either on a worker or on
@@ -172,7 +158,7 @@ func TestRoutingOutsideGoUsesInjector(t *testing.T) {
 // submitting goroutines.
 func TestTasksRunOnWorkersOrRunners(t *testing.T) {
 	needGID(t)
-	testkit.Guard(t, func() {
+	guardPool(t, func() {
 		var bad atomic.Int64
 		var wg sync.WaitGroup
 		check := func() {
@@ -208,7 +194,5 @@ func TestTasksRunOnWorkersOrRunners(t *testing.T) {
 		if n := bad.Load(); n != 0 {
 			t.Errorf("%d tasks ran outside the pool on a goroutine not in runners", n)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }

@@ -97,7 +97,7 @@ func TestChurnLostWakeups(t *testing.T) {
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			testkit.SetProcs(t, procs)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				var c churn
 				r := rand.New(rand.NewPCG(uint64(procs), 99))
 				for i := range groups {
@@ -129,9 +129,7 @@ func TestChurnLostWakeups(t *testing.T) {
 					}
 				}
 				t.Logf("%d groups, %d tasks", groups, c.submitted.Load())
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -147,7 +145,7 @@ func TestChurnOneGroup(t *testing.T) {
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			testkit.SetProcs(t, procs)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				var c churn
 				var g Group
 				r := rand.New(rand.NewPCG(uint64(procs), 5))
@@ -176,9 +174,7 @@ func TestChurnOneGroup(t *testing.T) {
 				if c.ran.Load() != c.submitted.Load() || c.twice.Load() != 0 {
 					t.Errorf("ran %d of %d tasks, %d twice", c.ran.Load(), c.submitted.Load(), c.twice.Load())
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/testkit"
 )
@@ -23,10 +21,7 @@ import (
 // worker that the first Go starts does not get the processor before the
 // Wait has taken the tasks.
 func TestOutsideWaitRunsOwnTasks(t *testing.T) {
-	needGID(t)
-	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
-		checkRetired(t)
+	onOneProc(t, func() {
 		me := gid.Current()
 		var g, h Group
 		var mu sync.Mutex
@@ -80,9 +75,7 @@ func TestOutsideWaitRunsOwnTasks(t *testing.T) {
 		if err := h.Wait(); err != nil {
 			t.Errorf("h.Wait() = %v", err)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestOutsideWaitSkipsOtherGroups: when a task of another group was queued
@@ -90,10 +83,7 @@ func TestOutsideWaitRunsOwnTasks(t *testing.T) {
 // them (it takes only the newest, and only its group's): it runs no task of
 // another group, and the workers run the rest.
 func TestOutsideWaitSkipsOtherGroups(t *testing.T) {
-	needGID(t)
-	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
-		checkRetired(t)
+	onOneProc(t, func() {
 		me := gid.Current()
 		var g, h Group
 		var gHere, hHere atomic.Int64
@@ -124,9 +114,7 @@ func TestOutsideWaitSkipsOtherGroups(t *testing.T) {
 		if err := h.Wait(); err != nil {
 			t.Errorf("h.Wait() = %v", err)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestOutsideWaitStealsOwnTasks: a Wait outside the pool also takes the
@@ -135,10 +123,7 @@ func TestOutsideWaitSkipsOtherGroups(t *testing.T) {
 // blocks; the Wait must run them (with GOMAXPROCS 1 the test goroutine gets
 // the processor first, before the watchdog could add a worker for them).
 func TestOutsideWaitStealsOwnTasks(t *testing.T) {
-	needGID(t)
-	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
-		checkRetired(t)
+	onOneProc(t, func() {
 		me := gid.Current()
 		var g, h Group
 		const k = 8
@@ -173,19 +158,14 @@ func TestOutsideWaitStealsOwnTasks(t *testing.T) {
 			t.Errorf("the Wait took none of its group's tasks from the deque of the blocked worker")
 		}
 		t.Logf("%d of %d tasks ran on the waiting goroutine", here.Load(), k)
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }
 
 // TestBlockedInWait: a worker that blocks in a Wait on a group whose tasks
 // run elsewhere counts as blocked, which raises the pool's capacity, so
 // tasks queued behind it still run; once it returns, the count goes back.
 func TestBlockedInWait(t *testing.T) {
-	needGID(t)
-	testkit.SetProcs(t, 1)
-	testkit.Guard(t, func() {
-		checkRetired(t)
+	onOneProc(t, func() {
 		var other Group
 		otherGate, otherStarted := make(chan struct{}), make(chan struct{})
 		other.Go(func() error { close(otherStarted); <-otherGate; return nil })
@@ -230,7 +210,5 @@ func TestBlockedInWait(t *testing.T) {
 		if b := global.blocked.Load(); b != 0 {
 			t.Errorf("blocked = %d after the wait ended", b)
 		}
-		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
 }

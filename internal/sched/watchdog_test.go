@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/testkit"
 )
 
@@ -54,7 +52,7 @@ func TestWatchdogChain(t *testing.T) {
 		for _, from := range []string{"outside", "inside"} {
 			t.Run(fmt.Sprintf("procs=%d/%s", procs, from), func(t *testing.T) {
 				testkit.SetProcs(t, procs)
-				testkit.Guard(t, func() {
+				guardPool(t, func() {
 					var g Group
 					var ran atomic.Int64
 					fs, last := chainTasks(n, &ran)
@@ -79,9 +77,7 @@ func TestWatchdogChain(t *testing.T) {
 					if got := ran.Load(); got != n {
 						t.Errorf("%d of %d tasks ran", got, n)
 					}
-					checkRetired(t)
 				})
-				goleak.VerifyNone(t)
 			})
 		}
 	}
@@ -95,7 +91,7 @@ func TestWatchdogFanOutBlocking(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			testkit.SetProcs(t, procs)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				var g Group
 				var started atomic.Int64
 				all := make(chan struct{})
@@ -112,9 +108,7 @@ func TestWatchdogFanOutBlocking(t *testing.T) {
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -130,7 +124,7 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 	for _, from := range []string{"outside", "inside"} {
 		t.Run(from, func(t *testing.T) {
 			testkit.SetProcs(t, procs)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				checkRetired(t)
 				base := runtime.NumGoroutine()
 				var g Group
@@ -178,9 +172,7 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 					t.Errorf("CPU-bound tasks: up to %d goroutines, want ≤ %d (baseline %d + sampler + watchdog + GOMAXPROCS+3)",
 						hi, int64(base)+2+limit, base)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -195,7 +187,7 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 	for _, after := range []string{"idle", "busy"} {
 		t.Run(after, func(t *testing.T) {
 			testkit.SetProcs(t, procs)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				var g Group
 				var started atomic.Int64
 				gate := make(chan struct{})
@@ -233,9 +225,7 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -248,7 +238,7 @@ func TestWatchdogRestarts(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			testkit.SetProcs(t, procs)
-			testkit.Guard(t, func() {
+			guardPool(t, func() {
 				var g Group
 				gate := make(chan struct{})
 				var started atomic.Int64
@@ -263,9 +253,7 @@ func TestWatchdogRestarts(t *testing.T) {
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package wsgroup
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/go-steal/steal/internal/sched"
 )
@@ -143,7 +144,7 @@ func (g *Group) Go(f func() error) {
 	if f == nil {
 		panic("wsgroup: Go called with a nil function")
 	}
-	g.s.Go(f, true)
+	g.s.Go(f)
 }
 
 // TryGo calls the given function in a new task, as Go does, only if the
@@ -163,7 +164,7 @@ func (g *Group) TryGo(f func() error) bool {
 	if f == nil {
 		panic("wsgroup: TryGo called with a nil function")
 	}
-	return g.s.Go(f, false)
+	return g.s.TryGo(f)
 }
 
 // SetLimit limits the number of active tasks in this group to at most n.
@@ -183,7 +184,9 @@ func (g *Group) TryGo(f func() error) bool {
 // negative n, which errgroup allows too).
 func (g *Group) SetLimit(n int) {
 	check(g, "SetLimit")
-	g.s.SetLimit(n)
+	if active := g.s.SetLimit(n); active != 0 {
+		panic(fmt.Errorf("wsgroup: modify limit while %v goroutines in the group are still active", active))
+	}
 }
 
 func check(g *Group, method string) {

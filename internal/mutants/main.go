@@ -132,7 +132,7 @@ var mutants = []mutant{
 	{
 		name:  "sched-wait-early",
 		bug:   "an outside Wait stops waiting while one task is still unfinished",
-		file:  "internal/sched/group.go",
+		file:  "internal/sched/wait.go",
 		edits: []edit{{"\tfor g.count() != 0 {\n\t\tg.park(bitDone", "\tfor g.count() > 1 {\n\t\tg.park(bitDone"}},
 		check: exploreSched,
 	},
@@ -189,7 +189,7 @@ var mutants = []mutant{
 		name:  "group-limit-order",
 		bug:   "a Go inside a task on a full limited group queues its task on the deque, where it starts before the tasks that hold the slots",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\t\t\tg.setAside(f, w) // inside a task\n\t\t\treturn true\n", "\t\t\tg.state.Add(oneTask)\n"}},
+		edits: []edit{{"\t\tg.setAside(f, w) // inside a task\n\t\treturn\n", "\t\tg.state.Add(oneTask)\n"}},
 		check: limitOrder,
 	},
 	{
@@ -220,7 +220,7 @@ var mutants = []mutant{
 		name:  "group-trygo-ignores-limit",
 		bug:   "TryGo on a full limited group queues the task anyway",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\t\tcase !block:\n\t\t\treturn false\n", "\t\tcase !block:\n\t\t\tg.state.Add(oneTask)\n"}},
+		edits: []edit{{"\t\t\treturn false // full\n", "\t\t\tg.state.Add(oneTask)\n"}},
 		check: propertyGroup,
 	},
 	{

@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"sync/atomic"
 	"testing"
 )
 
@@ -11,8 +10,6 @@ import (
 // closure), so that allocs/op counts the scheduler's own allocations on
 // the path of an outside Go that waits for a slot (polling, running the
 // group's own tasks, parking).
-
-var sink atomic.Int64
 
 func tiny() error {
 	x := 1
@@ -32,7 +29,7 @@ func BenchmarkTinyOutsideLimit(b *testing.B) {
 		var g Group
 		g.SetLimit(2)
 		for range n {
-			g.Go(tiny, true)
+			g.Go(tiny)
 		}
 		g.Wait()
 	}

@@ -1,16 +1,108 @@
-// Package sched is wsgroup's runtime: pools of worker goroutines with
-// per-worker deques, an injector queue for tasks from outside, work
-// stealing, the groups' counts, limits and waiting (helping), the
-// compensation of blocked workers (the watchdog), the opt-in failure
-// modes, and data-parallel loops.
+// Package sched is wsgroup's runtime: one process-wide pool of worker
+// goroutines with a deque each, an injector queue for tasks from outside
+// the pool, work stealing, the groups' counts, limits and waiting, the
+// compensation of blocked workers, the opt-in failure modes, and
+// data-parallel loops. Package wsgroup words everything for users; this
+// package reports conditions (SetLimit, SetSkipQueued and SetRecoverPanics
+// return the active count they refused on) and never panics with a user
+// message of its own.
 //
-// The files each hold one part: pool.go (a pool's workers: start, retire,
-// shut down), worker.go (the run loop, finding, stealing, running and
-// accounting a task, helping in a Wait), injector.go (the outside queue),
-// group.go (a group's count, limit, waiting and parking), failure.go
-// (errors, recovered panics, skipped tasks), watchdog.go (blocked-worker
-// compensation), task.go (task records), loop.go (a data-parallel loop as a group of
-// range-stealing tasks over package ranges), panic.go (ending the program for a
-// task's panic), params.go (the tunable parameters), probe.go (what the
-// interleaving explorer of package explore sees: empty in a normal build).
+// # A task's life
+//
+//  1. Group.Go or Group.TryGo (group.go) counts the task in the group's
+//     state word, within the limit if there is one (at a full limit, a Go
+//     outside a task waits for a slot, acquireOutside; a Go inside a task
+//     sets the task aside, setAside). Then it queues the task: on a worker,
+//     onto the worker's own deque (worker.pushLocal, worker.go; package
+//     deque); elsewhere, into the injector, in the caller's shard
+//     (Pool.inject, pool.go; injector.go). Task records are in task.go.
+//  2. Queuing announces the task to the idle protocol (package sleep),
+//     which wakes a sleeping worker if one should take it, and starts a
+//     worker if none is idle (Pool.maybeSpawn, pool.go).
+//  3. A worker takes it (worker.find, worker.go): its own deque newest
+//     first, then a batch from the injector (takeInjected), then the
+//     oldest task of a random other worker (steal, stealIf). Or a helping
+//     Wait of the task's group takes it (wait.go): on a worker from its
+//     deque or by stealing only the group's tasks (worker.help); outside
+//     the pool from the caller's injector shard (injector.unpushIf) or a
+//     worker's deque (Pool.stealFor, worker.go), the goroutine marked in
+//     runners (runners.go) meanwhile.
+//  4. It runs (worker.execute; panic.go: worker.call, callOutside and
+//     callTask tell a return, a panic and a runtime.Goexit apart). A
+//     skip-queued group that is canceled drops it instead (failure.go:
+//     skips, drop); a limited group admits it to execute (startRunning).
+//  5. It is counted finished (worker.afterTask, worker.settle): the
+//     group's count goes down (Group.done, group.go), batched for runs of
+//     injected tasks of an unlimited group. done wakes the goroutines
+//     parked for the count to reach zero or drop below the limit, on the
+//     wait table of waiters.go, and starts a task set aside (unpark).
+//  6. Group.Wait (wait.go) returns once the count is zero, with the first
+//     error (failure.go: fail, canceled) or the recovered panic raised
+//     again (panic.go: taskPanicked, panicRecord).
+//
+// # Where the policies are
+//
+// The idle and wake policy (when a worker spins, sleeps, is woken, and who
+// wakes whom) is package sleep: Sleep.Post, NewInternalJobs and Wake on the
+// posting side, StartLooking, NoWorkFound, WorkFound and StopLooking on the
+// worker's side. sched calls it from worker.go (run, foundWork,
+// takeInjected, pushLocal) and pool.go (inject, spawn, release). When to
+// start a worker is pool.go (maybeSpawn, spawn, release, capacity); when
+// to add workers for blocked ones, the watchdog (watchdog.go: saturation
+// with idle CPUs, and tasks starving behind tasks that do not end), which
+// also serves a worker blocked in a Wait (worker.block, worker.go). The
+// numbers (batch size, linger, watchdog ticks, polls) are in params.go.
+//
+// A data-parallel loop (loop.go: For) is a group whose tasks share a range
+// partition (package ranges) and steal halves of each other's ranges.
+// Statistics (stats.go) are counted in plain fields per worker and
+// published to atomics at a few points; ReadStats sums them.
+//
+// probe.go is empty in a normal build; under the explore build tag,
+// probe_explore.go lets the interleaving explorer (package explore) see
+// the wake-ups in flight.
+//
+// # Invariants and the tests that check them
+//
+// The interleaving explorer runs small programs (schedPrograms in
+// explore_test.go) under every schedule with few preemptions:
+// TestExploreSched and TestExploreSchedPCT (go test -tags explore). On
+// every schedule they check most of what follows.
+//
+//   - Every task runs exactly once; nothing queued is lost:
+//     TestExploreSched, TestDifferentialAgainstReference, TestChurnOneGroup
+//     (stress_test.go); the injector's queue: TestQueueModel,
+//     TestQueueConcurrent, TestQueueUnpushConcurrent (injector_test.go).
+//   - Wait returns after every task of its group, exactly once, and the
+//     count never goes below zero: TestExploreSched, TestChurnOneGroup;
+//     a task's Goexit or panic still counts it finished: TestGoexitOnWorkers,
+//     TestGoexitInNestedWait (goexit_test.go).
+//   - No lost wake-up (no task queued while every worker sleeps):
+//     TestExploreSched (lostWakeUp), TestChurnLostWakeups,
+//     TestChurnBlockingPairs; the wait table: TestWaitTable,
+//     TestWaitTableParkRefusesStale (waiters_test.go). The idle protocol
+//     itself: TestExploreSleep in package sleep.
+//   - A Wait runs only its own group's tasks: TestOutsideWaitSkipsOtherGroups,
+//     TestOutsideWaitStealsOwnTasks (wait_test.go).
+//   - At most limit tasks of a group are active, and execute, at once; a Go
+//     inside a task never blocks: TestLimitBoundsRunningTasks,
+//     TestLimitRunningCountPacked, TestGoInTaskOnFullGroupDoesNotBlock,
+//     TestOutsideGoOnFullGroupWaitsForSlotOnly (limit_test.go).
+//   - Blocked workers are compensated, CPU-bound ones are not:
+//     TestWatchdogChain, TestWatchdogFanOutBlocking,
+//     TestWatchdogCPUBoundStaysSmall, TestWatchdogRestarts,
+//     TestBlockedInWait (watchdog_test.go, wait_test.go).
+//   - Workers retire and the watchdog exits by themselves, and no
+//     goroutine leaks: TestPoolRetiresAfterWait, TestPoolRetiresWithoutWait,
+//     TestLifecycleBurstRetires (lifecycle_test.go),
+//     TestWatchdogExtraWorkersRetire; every test through guardPool and
+//     goleak.VerifyTestMain (helpers_test.go).
+//   - Statistics only grow and are exact once the pool is idle:
+//     TestStatsIdleWorkersPublished, TestStatsRetiredSlotsPublished
+//     (stats_test.go), and TestExploreSched at the end of each program.
+//   - Behaviour matches errgroup: TestPropertyMatchesErrgroup in wsgroup.
+//
+// The checks can fail: go run ./internal/mutants breaks the code one known
+// bug at a time (a lost wake-up, a count subtracted twice, a limit
+// ignored, ...) and runs the check that must catch it.
 package sched

@@ -73,7 +73,7 @@ func (pg *probeGroup) goTask(id int, f func()) {
 		}
 		pg.ran[id].Add(1)
 		return nil
-	}, true)
+	})
 }
 
 // goTaskErr gives task id, which returns err, to the group.
@@ -82,7 +82,7 @@ func (pg *probeGroup) goTaskErr(id int, err error) {
 	pg.g.Go(func() error {
 		pg.ran[id].Add(1)
 		return err
-	}, true)
+	})
 }
 
 // wait waits for the group and checks that every task given so far ran

@@ -1,12 +1,6 @@
 package sched
 
-import (
-	"context"
-	"runtime/debug"
-	stdatomic "sync/atomic"
-
-	"github.com/go-steal/steal/internal/explore/atomic"
-)
+import stdatomic "sync/atomic"
 
 // modes are the group's opt-in failure behaviours. They are written only
 // while no task of the group is active (as the limit is), so a worker reads
@@ -26,17 +20,6 @@ type modes struct {
 	wrapPanic func(v any, stack []byte, later *stdatomic.Int64) error
 }
 
-// panicRecord is the first recovered panic of a group.
-type panicRecord struct {
-	// set is won by the first panicking task. Its winner writes err
-	// before its task finishes, so a Wait that saw the group's count reach
-	// zero reads err after it is written. A load of set that sees true
-	// (canceled) does not read err.
-	set   atomic.Bool
-	err   error
-	later stdatomic.Int64 // recovered panics that lost the race for set; a plain counter the wsgroup package reads, not part of any protocol
-}
-
 // SetSkipQueued turns the skip-queued cancellation mode on or off. It
 // refuses (and returns the number of active tasks it saw) while any task of
 // the group is active.
@@ -45,18 +28,6 @@ func (g *Group) SetSkipQueued(on bool) (active int64) {
 		return active
 	}
 	g.sl().skipQueued = on
-	return 0
-}
-
-// SetRecoverPanics makes the group recover its tasks' panics (wrap != nil)
-// or let them crash the program (wrap == nil). wrap builds the value that
-// cancels the context and that Wait panics with. Like SetSkipQueued, it
-// refuses while tasks are active.
-func (g *Group) SetRecoverPanics(wrap func(v any, stack []byte, later *stdatomic.Int64) error) (active int64) {
-	if active = g.count(); active != 0 {
-		return active
-	}
-	g.sl().wrapPanic = wrap
 	return 0
 }
 
@@ -91,99 +62,15 @@ func (g *Group) skips() bool {
 
 // drop ends a task of g that w (or, w nil, a goroutine waiting outside the
 // pool) claimed and skips (skips reported true). Like a task that ran, it
-// is finished (finish), which frees its slot for a task parked behind it:
+// is finished (done), which frees its slot for a task parked behind it:
 // a dropped task that passed nothing on would leave the parked tasks, and
 // the group's count, waiting for ever.
 func (g *Group) drop(w *worker, injected bool) {
 	sl := g.slow.Load()
 	sl.skipped.Store(true)
 	if w != nil {
-		w.finished(g, false, injected)
+		w.afterTask(g, false, injected)
 	} else {
-		g.finish(1)
+		g.done(1)
 	}
-}
-
-// taskPanicked handles a panic with value v in a task of g: a group that
-// recovers panics records it; otherwise it crashes the program, by raising
-// the panic again (on a worker running no other task), or, where frames
-// below could recover it (crash non-empty), by fatalPanic, which says
-// where the task ran. It runs in the deferred function that recovered the
-// panic, above the task's frames, so the stack taken here shows where it
-// panicked.
-func (g *Group) taskPanicked(v any, crash string) {
-	sl := g.slow.Load()
-	if sl == nil || sl.wrapPanic == nil {
-		if crash != "" {
-			fatalPanic(v, crash)
-		}
-		panic(v)
-	}
-	if !sl.pan.set.CompareAndSwap(false, true) {
-		sl.pan.later.Add(1)
-		return
-	}
-	sl.pan.err = sl.wrapPanic(v, debug.Stack(), &sl.pan.later)
-	if sl.cancel != nil {
-		sl.cancel(sl.pan.err)
-	}
-}
-
-// helpUntilDone is the helping half of Wait on a worker (worker.help),
-// for a Wait that may never return.
-//
-// A task that help runs executes on the waiting task's goroutine; if it
-// calls runtime.Goexit, the whole goroutine unwinds, the waiting task with
-// it (see worker.call). Wait then never returns to its caller, and what it
-// would have reported is lost: harmless for an error (the caller ends as if
-// it had called Goexit itself), but not for a panic that the group
-// recovered, which Wait must raise. So when help is unwound, the deferred
-// function finishes the Wait: it waits, blocked, for the group's other
-// tasks, and ends it as Wait would (result), raising a recovered panic
-// there. Raised in a deferred call during Goexit, the panic reaches the
-// waiting task's own recovery in worker.call, like a panic of its own;
-// once that handles it, the Goexit goes on.
-//
-// Only Goexit unwinds help: a panic in a task that help runs is either
-// recovered in worker.call or ends the program there (fatalPanic).
-func (g *Group) helpUntilDone(w *worker) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		w.block()
-		g.waitOutside()
-		w.unblock()
-		if sl := g.slow.Load(); sl != nil {
-			sl.result()
-		}
-	}()
-	w.help(g)
-	returned = true
-}
-
-// result ends a Wait once no task of the group is active: it cancels the
-// group's context, then raises the recovered panic again, if any, on the
-// waiting goroutine, or returns the group's error. A skip-queued group that
-// dropped a task (or refused a Go) although no task failed was canceled
-// from outside (its parent): it reports the context's cause, since nil
-// would claim that every task ran.
-//
-// The tempting version, "return the cause if the context is canceled",
-// is wrong twice over: the cancel below (by this Wait or an earlier or
-// concurrent one) makes it true for every later Wait, and a parent
-// canceled after the last task ran would turn a complete run into an error.
-func (sl *groupSlow) result() error {
-	err := sl.err
-	if err == nil && sl.skipped.Load() && sl.ctx != nil {
-		err = context.Cause(sl.ctx)
-	}
-	if sl.cancel != nil {
-		sl.cancel(sl.err)
-	}
-	if sl.pan.set.Load() {
-		panic(sl.pan.err)
-	}
-	return err
 }

@@ -2,7 +2,6 @@ package sched
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
@@ -20,7 +19,7 @@ type Group struct {
 	// aside for a slot, or running: not yet finished); and, for a limited
 	// group, the number of its tasks executing (see startRunning). Go adds
 	// one task; a worker subtracts finished tasks, possibly several at
-	// once (worker.flush). Keeping the flags in the same word lets a
+	// once (worker.settle). Keeping the flags in the same word lets a
 	// finisher learn, from the result of its own subtraction, whether
 	// anybody must be woken: one atomic operation on the fast path.
 	state atomic.Uint64
@@ -64,7 +63,7 @@ type groupSlow struct {
 	ctx    context.Context // set by WithContext before first use
 	cancel func(error)     // set by WithContext before first use
 	modes                  // SetSkipQueued, SetRecoverPanics; see failure.go
-	pan    panicRecord     // the first recovered panic; see failure.go
+	pan    panicRecord     // the first recovered panic; see panic.go
 	// skipped: a skip-queued group dropped a task or refused a Go. Set
 	// before the drop is counted (or before Go returns), so a Wait that
 	// sees the group done sees it too; read by groupSlow.result.
@@ -72,7 +71,7 @@ type groupSlow struct {
 
 	// parked holds, oldest first, the tasks of a limited group that wait
 	// for a slot: given by a Go inside a task at the limit (setAside), or,
-	// should the accounting ever break, refused by startRunning. finish
+	// should the accounting ever break, refused by startRunning. done
 	// moves them out as slots free (unpark). nParked is its length,
 	// readable without mu.
 	nParked atomic.Int64
@@ -100,40 +99,43 @@ func (g *Group) SetContext(ctx context.Context, cancel context.CancelCauseFunc) 
 // count returns the number of active tasks.
 func (g *Group) count() int64 { return countOf(g.state.Load()) }
 
-// SetLimit implements wsgroup.Group.SetLimit.
-func (g *Group) SetLimit(n int) {
+// SetLimit sets the group's limit (n < 0: none, 0: no task may be added).
+// A limit n >= 0 is set only while no task is active: otherwise SetLimit
+// changes nothing and returns the number of active tasks it saw (one read
+// of the state, so the caller's message can state what was seen). Removing
+// the limit (n < 0) is allowed at any time, racing with the tasks, as
+// errgroup allows it; it returns 0.
+func (g *Group) SetLimit(n int) (active int64) {
 	if n < 0 {
-		// errgroup allows this while tasks are active (racing with them,
-		// as here); tasks set aside for a slot need none now.
+		// Tasks set aside for a slot need none now.
 		g.limit = 0
 		if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
 			for w := current(); g.unpark(w); {
 			}
 		}
-		return
+		return 0
 	}
-	// One read of the state, so the message states what was seen.
-	if active := g.count(); active != 0 {
-		panic(fmt.Errorf("wsgroup: modify limit while %v goroutines in the group are still active", active))
+	if active = g.count(); active != 0 {
+		return active
 	}
 	g.limit = int64(n)
 	if n == 0 {
 		g.limit = blockAll
 	}
+	return 0
 }
 
-// Go implements wsgroup.Group.Go (block true) and TryGo (block false).
-func (g *Group) Go(f func() error, block bool) bool {
-	if sl := g.slow.Load(); sl != nil && sl.skipQueued && sl.canceled() {
-		sl.skipped.Store(true)
-		return false // SetSkipQueued: a canceled group takes no new task
+// Go implements wsgroup.Group.Go: it adds f as a task of g. On a full
+// limited group it blocks outside a task until a slot frees
+// (acquireOutside) and sets f aside inside one (setAside); on a group
+// with limit 0 it blocks for ever.
+func (g *Group) Go(f func() error) {
+	if sl := g.slow.Load(); sl != nil && sl.refusesGo() {
+		return
 	}
 	w := current()
 	switch {
 	case g.limit == blockAll:
-		if !block {
-			return false
-		}
 		// errgroup's Go blocks forever on a zero-capacity semaphore; so
 		// do we, visibly to the runtime's deadlock detector.
 		var never chan struct{}
@@ -142,24 +144,57 @@ func (g *Group) Go(f func() error, block bool) bool {
 		if g.tryAcquire() {
 			break
 		}
-		switch {
-		case !block:
-			return false
-		case w == nil && !runners.has(gid.Current()):
+		if w == nil && !runners.has(gid.Current()) {
 			g.acquireOutside()
-		default:
-			g.setAside(f, w) // inside a task
-			return true
+			break
+		}
+		g.setAside(f, w) // inside a task
+		return
+	default:
+		g.state.Add(oneTask)
+	}
+	g.queue(f, w)
+}
+
+// TryGo implements wsgroup.Group.TryGo: it adds f as a task of g if that
+// keeps the active tasks within the limit, and reports whether it did.
+func (g *Group) TryGo(f func() error) bool {
+	if sl := g.slow.Load(); sl != nil && sl.refusesGo() {
+		return false
+	}
+	switch {
+	case g.limit == blockAll:
+		return false
+	case g.limit > 0:
+		if !g.tryAcquire() {
+			return false // full
 		}
 	default:
 		g.state.Add(oneTask)
 	}
+	g.queue(f, current())
+	return true
+}
+
+// refusesGo reports whether a Go or TryGo must drop its task: the group
+// is in skip-queued mode and canceled (SetSkipQueued). It records the drop
+// (skipped).
+func (sl *groupSlow) refusesGo() bool {
+	if sl.skipQueued && sl.canceled() {
+		sl.skipped.Store(true)
+		return true
+	}
+	return false
+}
+
+// queue puts f, a task of g already counted as active, on w's deque, or
+// into the injector when the caller is not a worker (w nil).
+func (g *Group) queue(f func() error, w *worker) {
 	if w != nil {
 		w.pushLocal(f, g)
 	} else {
 		global.inject(job{f: f, g: g})
 	}
-	return true
 }
 
 // tryAcquire adds one active task if that keeps the count within limit.
@@ -177,7 +212,7 @@ func (g *Group) tryAcquire() bool {
 
 // setAside queues f, a task of the full limited group g given by a Go
 // inside a task (on worker w, or, w nil, on a goroutine outside the pool
-// that runs a task while it waits: see outside.go), behind the group's
+// that runs a task while it waits: see wait.go), behind the group's
 // other tasks: it starts when a task of g ends and frees a slot, the tasks
 // set aside in the order they were set aside, as errgroup's Go would start
 // it after blocking.
@@ -212,7 +247,7 @@ func (g *Group) setAside(f func() error, w *worker) {
 //
 // The tasks that held the slots may all have ended between the caller's
 // look at the count and our store of nParked, and seen nothing to start:
-// hence the second look. finish subtracts before it loads nParked, and we
+// hence the second look. done subtracts before it loads nParked, and we
 // store nParked before unpark loads the count: one of the two sees the
 // other.
 func (g *Group) parkTask(f func() error, w *worker) {
@@ -265,11 +300,11 @@ func (g *Group) acquireOutside() {
 	}
 }
 
-// finish subtracts k finished tasks, wakes whoever waits for the count to
+// done subtracts k finished tasks, wakes whoever waits for the count to
 // reach zero or to drop below the limit, and returns the new count. The
 // subtraction publishes everything the finished tasks did: a Wait that
 // observes the new count (or is woken because of it) sees their effects.
-func (g *Group) finish(k int64) int64 {
+func (g *Group) done(k int64) int64 {
 	// Read the limit before the subtraction: once it lets Wait return,
 	// the owner may call SetLimit.
 	limit := g.limit
@@ -293,32 +328,6 @@ func (g *Group) finish(k int64) int64 {
 	return countOf(s)
 }
 
-// waitOutside parks the calling goroutine until no task is active.
-func (g *Group) waitOutside() {
-	for g.count() != 0 {
-		g.park(bitDone, func(s uint64) bool { return countOf(s) != 0 })
-	}
-}
-
-// Wait implements the waiting half of wsgroup.Group.Wait: on a worker it
-// helps (helpUntilDone); elsewhere it runs the group's own tasks that it
-// can reach and then parks (waitFromOutside).
-func (g *Group) Wait() error {
-	if w := current(); w != nil {
-		w.flush() // this worker's own unsettled completions may be ours
-		if g.count() != 0 {
-			g.helpUntilDone(w)
-		}
-	} else if g.count() != 0 {
-		g.waitFromOutside()
-	}
-	sl := g.slow.Load()
-	if sl == nil {
-		return nil
-	}
-	return sl.result()
-}
-
 // startRunning admits a task of a limited group to execute, on worker w or
 // (w nil) on a goroutine waiting outside the pool, or parks it and reports
 // false. Since a Go inside a task sets a task aside at the limit
@@ -334,8 +343,9 @@ func (g *Group) startRunning(w *worker, f func() error) bool {
 	return false
 }
 
-// stopRunning ends a task's admission. The task's finish, which follows,
-// starts a parked task if one waits: the slot is not free before then.
+// stopRunning ends a task's admission. The done(1) for the task, which
+// follows, starts a parked task if one waits: the slot is not free before
+// then.
 func (g *Group) stopRunning() {
 	g.state.Add(^uint64(oneRunning - 1))
 }
@@ -356,10 +366,6 @@ func (g *Group) unpark(w *worker) bool {
 	sl.parked = sl.parked[1:]
 	sl.nParked.Store(int64(len(sl.parked)))
 	sl.mu.Unlock()
-	if w != nil {
-		w.pushLocal(f, g)
-	} else {
-		global.inject(job{f: f, g: g})
-	}
+	g.queue(f, w)
 	return true
 }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"weak"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // The queue tests (one shard of the injector) use push, popBatch and
@@ -300,7 +302,7 @@ func TestQueueConcurrent(t *testing.T) {
 		var total atomic.Int64
 		var q queue
 		var wg sync.WaitGroup
-		guard(t, func() {
+		testkit.Guard(t, func() {
 			for p := range producers {
 				wg.Add(1)
 				go func() {
@@ -370,7 +372,7 @@ func TestQueueConcurrent(t *testing.T) {
 	}
 }
 
-// jobID is what the function of a job made by idJobs returns: unpushIf
+// jobID is what the function of a job made by idJob returns: unpushIf
 // hands back only the function, so the function tells which job it was.
 type jobID int
 
@@ -626,7 +628,7 @@ func TestQueueUnpushConcurrent(t *testing.T) {
 	var total, unpushed atomic.Int64
 	var q queue
 	var wg sync.WaitGroup
-	guard(t, func() {
+	testkit.Guard(t, func() {
 		for p := range producers {
 			wg.Add(1)
 			go func() {

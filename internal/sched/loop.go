@@ -95,7 +95,7 @@ func runSegment(parent context.Context, base, n, parts int,
 	}
 	run := l.participate
 	for range parts {
-		l.g.Go(run, true)
+		l.g.Go(run)
 	}
 	err := l.g.Wait()
 	if err == nil && l.ran.Load() != int64(n) {
@@ -140,7 +140,7 @@ func (l *loop) runSlot(own int) error {
 				l.part.Untake(own, next+1, end)
 			}
 		}
-		l.g.Go(func() error { return l.runSlot(own) }, true)
+		l.g.Go(func() error { return l.runSlot(own) })
 	}()
 	k := uint32(1)
 	for {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	stdatomic "sync/atomic"
 	"testing"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // A loop longer than a segment runs segment after segment, each index once,
@@ -12,7 +14,7 @@ import (
 func TestForSegments(t *testing.T) {
 	defer func(n int) { segmentLen = n }(segmentLen)
 	segmentLen = 1000
-	guard(t, func() {
+	testkit.Guard(t, func() {
 		const n = 3500
 		hits := make([]stdatomic.Int32, n)
 		body := func(_ context.Context, i int) error { hits[i].Add(1); return nil }

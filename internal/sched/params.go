@@ -59,14 +59,14 @@ const (
 	starveTicks = 10
 	injectEvery = 61
 
-	// fairExtra×GOMAXPROCS, or fairFloor if that is more, is the most
+	// fairPerProc×GOMAXPROCS, or fairFloor if that is more, is the most
 	// workers the watchdog adds above capacity for tasks starving behind
 	// tasks that do not end: enough for a chain of that many tasks each
 	// waiting for the next (as errgroup code may have) while the CPUs are
 	// busy. It adds one a tick after starveTicks ticks of starving, so
 	// the floor takes a second of starving to reach.
-	fairExtra = 4
-	fairFloor = 1024
+	fairPerProc = 4
+	fairFloor   = 1024
 
 	// statsEvery is how many tasks a worker that stays busy runs between
 	// publications of its counts (see stats.go): the most a busy worker's

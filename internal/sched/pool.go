@@ -141,20 +141,26 @@ func (p *Pool) maybeSpawn(c sleep.Counters) {
 	}
 	// spawn may still refuse: another poster took the last place, or
 	// GOMAXPROCS went down since size was sampled.
-	if p.live.Load() >= p.capacity() || !p.spawn(false) {
+	if p.live.Load() >= p.capacity() || !p.spawn() {
 		p.watch() // saturated: see watchdog.go
 	}
 }
 
-// spawn starts a worker in a free slot, making one if need be, unless the
-// pool already has capacity() workers (extra: the watchdog's, which may go
-// above capacity, up to sleep.MaxWorkers).
-func (p *Pool) spawn(extra bool) bool {
+// spawn starts a worker (startLocked) unless the pool already has
+// capacity() workers.
+func (p *Pool) spawn() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !extra && p.live.Load() >= p.refreshSize()+p.blocked.Load() {
+	if p.live.Load() >= p.refreshSize()+p.blocked.Load() {
 		return false
 	}
+	return p.startLocked()
+}
+
+// startLocked starts a worker in a free slot, making one if need be, up to
+// sleep.MaxWorkers slots, whatever the pool's capacity: spawn checks that
+// first, and the watchdog's spawnExtra goes above it. The caller holds mu.
+func (p *Pool) startLocked() bool {
 	slots := *p.slots.Load()
 	var w *worker
 	for _, s := range slots {
@@ -203,7 +209,7 @@ func (p *Pool) scanned() []*worker {
 // spawnUpTo starts up to n workers within capacity, for the watchdog.
 func (p *Pool) spawnUpTo(n int) {
 	for range n {
-		if !p.spawn(false) {
+		if !p.spawn() {
 			return
 		}
 	}
@@ -221,7 +227,10 @@ func (p *Pool) spawnExtra(n int) {
 		if i > 0 && i%spawnCheck == 0 && p.queued() <= int(p.sleep.Load().Inactive()) {
 			return
 		}
-		if !p.spawn(true) {
+		p.mu.Lock()
+		ok := p.startLocked()
+		p.mu.Unlock()
+		if !ok {
 			return
 		}
 	}

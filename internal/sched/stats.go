@@ -22,7 +22,7 @@ import (
 // unoccupied ones, which keep the counts of their last occupant.
 //
 // Tasks run by goroutines that are not workers (an outside Wait that helps,
-// see outside.go) are counted by the running goroutine in a local
+// see wait.go) are counted by the running goroutine in a local
 // outsideCounts and added, once per helpOutside, to one of a few striped
 // atomics (outsideStripe), chosen by goroutine id so that concurrent
 // waiters rarely share one.
@@ -180,7 +180,7 @@ func countRangeSteal(ok bool) {
 // poolCounts are a pool's counts of rare events (a goroutine started or
 // ended each), atomics that only grow, read by ReadStats with Load.
 type poolCounts struct {
-	// started: worker goroutines started. Added to by spawn, under mu,
+	// started: worker goroutines started. Added to by startLocked, under mu,
 	// before the worker occupies its slot (so a reader never sees more
 	// workers live than started), and by replace, on the goroutine that
 	// ends, before it starts its successor.
@@ -192,12 +192,12 @@ type poolCounts struct {
 	retired atomic.Uint64
 	// compensations: spawns made while the pool already had size
 	// (GOMAXPROCS) or more workers, which only blocked workers (capacity)
-	// or the watchdog (spawn with extra) allow. Added to by spawn, under
+	// or the watchdog (spawnExtra) allow. Added to by startLocked, under
 	// mu, with started.
 	compensations atomic.Uint64
 }
 
-// countSpawn counts a worker that spawn is about to start, under mu,
+// countSpawn counts a worker that startLocked is about to start, under mu,
 // before occupy.
 func (p *Pool) countSpawn() {
 	p.counts.started.Add(1)
@@ -206,20 +206,13 @@ func (p *Pool) countSpawn() {
 	}
 }
 
-// Stats are a pool's counts since it was made; see wsgroup.Stats, which
-// has the same fields and documents them.
+// Stats are a pool's counts since it was made. wsgroup.Stats has the same
+// fields, in the same order (it converts with Stats(s)), and documents them.
 type Stats struct {
-	Tasks          uint64
-	Steals         uint64
-	FailedSteals   uint64
-	InjectorPops   uint64
-	LocalPops      uint64
-	Sleeps         uint64
-	Wakes          uint64
-	WorkersStarted uint64
-	WorkersRetired uint64
-	Compensations  uint64
-	Workers        int64
+	Tasks, Steals, FailedSteals, InjectorPops, LocalPops uint64
+	Sleeps, Wakes                                        uint64
+	WorkersStarted, WorkersRetired, Compensations        uint64
+	Workers                                              int64
 }
 
 // ReadStats returns the process's pool's counts.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/internal/workload"
 )
 
@@ -12,7 +13,7 @@ import (
 func quietStats(t *testing.T) Stats {
 	t.Helper()
 	var s Stats
-	waitUntil(t, "no worker left", func() bool {
+	testkit.WaitUntil(t, "no worker left", func() bool {
 		s = ReadStats()
 		return s.Workers == 0
 	})
@@ -26,7 +27,7 @@ func fibOnWorker(n int) int {
 	var g Group
 	var v int
 	done := make(chan struct{})
-	g.Go(func() error { v = fibGroup(n); close(done); return nil }, true)
+	g.Go(func() error { v = fibGroup(n); close(done); return nil })
 	<-done // then Wait, which would otherwise run the task here
 	g.Wait()
 	return v
@@ -50,11 +51,11 @@ func allAsleep() bool {
 func TestStatsIdleWorkersPublished(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
-			setProcs(t, procs)
+			testkit.SetProcs(t, procs)
 			const n = 14
 			fib, want := workload.FibExpected(n) // every call of fibGroup but the root is a task
 			want++                               // and fibOnWorker's task
-			guard(t, func() {
+			testkit.Guard(t, func() {
 				for checked := 0; checked < 5; {
 					before := quietStats(t)
 					if got := fibOnWorker(n); got != fib {
@@ -62,7 +63,7 @@ func TestStatsIdleWorkersPublished(t *testing.T) {
 					}
 					var s Stats
 					asleep := false
-					waitUntil(t, "every worker asleep, or none left", func() bool {
+					testkit.WaitUntil(t, "every worker asleep, or none left", func() bool {
 						if allAsleep() {
 							s, asleep = ReadStats(), true
 							return true
@@ -88,8 +89,8 @@ func TestStatsIdleWorkersPublished(t *testing.T) {
 // counts. (And workers that idled next to each other have failed
 // searches to publish.)
 func TestStatsRetiredSlotsPublished(t *testing.T) {
-	setProcs(t, 4)
-	guard(t, func() {
+	testkit.SetProcs(t, 4)
+	testkit.Guard(t, func() {
 		before := quietStats(t)
 		fibOnWorker(16)
 		if s := quietStats(t); s.FailedSteals == before.FailedSteals {
@@ -114,7 +115,7 @@ func TestStatsRetiredSlotsPublished(t *testing.T) {
 // worker with its other counts.
 func TestStatsCountRangeSteal(t *testing.T) {
 	needGID(t)
-	guard(t, func() {
+	testkit.Guard(t, func() {
 		before := quietStats(t)
 		countRangeSteal(true)
 		countRangeSteal(false)
@@ -136,7 +137,7 @@ func TestStatsCountRangeSteal(t *testing.T) {
 			countRangeSteal(false)
 			ran <- current() != nil
 			return nil
-		}, true)
+		})
 		if !<-ran {
 			t.Fatal("the task ran outside the pool")
 		}

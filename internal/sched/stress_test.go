@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // ---------------------------------------------------------------------------
@@ -44,18 +46,18 @@ func (c *churn) task(g *Group, seed uint64, depth int) func() error {
 		switch x % 4 {
 		case 0: // same group, from inside
 			for i := range 1 + x>>8%3 {
-				g.Go(c.task(g, x+i, depth-1), true)
+				g.Go(c.task(g, x+i, depth-1))
 			}
 		case 1: // a nested group, waited on here
 			var n Group
 			for i := range 1 + x>>8%3 {
-				n.Go(c.task(&n, x+i, depth-1), true)
+				n.Go(c.task(&n, x+i, depth-1))
 			}
 			n.Wait()
 		case 2: // both
-			g.Go(c.task(g, x+7, depth-1), true)
+			g.Go(c.task(g, x+7, depth-1))
 			var n Group
-			n.Go(c.task(&n, x+9, depth-1), true)
+			n.Go(c.task(&n, x+9, depth-1))
 			n.Wait()
 		}
 		return nil
@@ -94,8 +96,8 @@ func TestChurnLostWakeups(t *testing.T) {
 	}
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
+			testkit.SetProcs(t, procs)
+			guardPool(t, func() {
 				var c churn
 				r := rand.New(rand.NewPCG(uint64(procs), 99))
 				for i := range groups {
@@ -108,7 +110,7 @@ func TestChurnLostWakeups(t *testing.T) {
 					}
 					k := 1 + r.IntN(4)
 					for j := range k {
-						g.Go(c.task(&g, r.Uint64(), r.IntN(3)), true)
+						g.Go(c.task(&g, r.Uint64(), r.IntN(3)))
 						if j < k-1 {
 							gap(r)
 						}
@@ -127,9 +129,7 @@ func TestChurnLostWakeups(t *testing.T) {
 					}
 				}
 				t.Logf("%d groups, %d tasks", groups, c.submitted.Load())
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -144,8 +144,8 @@ func TestChurnOneGroup(t *testing.T) {
 	}
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
+			testkit.SetProcs(t, procs)
+			guardPool(t, func() {
 				var c churn
 				var g Group
 				r := rand.New(rand.NewPCG(uint64(procs), 5))
@@ -155,7 +155,7 @@ func TestChurnOneGroup(t *testing.T) {
 					for range k {
 						wg.Add(1)
 						f := c.task(&g, r.Uint64(), r.IntN(3))
-						g.Go(func() error { defer wg.Done(); return f() }, true)
+						g.Go(func() error { defer wg.Done(); return f() })
 						gap(r)
 					}
 					if i%50 == 49 {
@@ -174,9 +174,7 @@ func TestChurnOneGroup(t *testing.T) {
 				if c.ran.Load() != c.submitted.Load() || c.twice.Load() != 0 {
 					t.Errorf("ran %d of %d tasks, %d twice", c.ran.Load(), c.submitted.Load(), c.twice.Load())
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -194,7 +192,7 @@ type testGroup interface {
 // schedGroup adapts Group.
 type schedGroup struct{ g Group }
 
-func (s *schedGroup) Go(f func() error) { s.g.Go(f, true) }
+func (s *schedGroup) Go(f func() error) { s.g.Go(f) }
 func (s *schedGroup) Wait() error       { return s.g.Wait() }
 func (s *schedGroup) SetLimit(n int)    { s.g.SetLimit(n) }
 
@@ -399,7 +397,7 @@ func TestDifferentialAgainstReference(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		programs = 150
 	}
-	guard(t, func() {
+	testkit.Guard(t, func() {
 		for seed := range programs {
 			gen := &progGen{r: rand.New(rand.NewPCG(uint64(seed), 2024)), budget: 20 + seed%120}
 			prog := gen.group(4)
@@ -456,15 +454,15 @@ func TestChurnBlockingPairs(t *testing.T) {
 	for _, procs := range []int{2, 4} {
 		for _, limit := range []int{-1, procs} {
 			t.Run(fmt.Sprintf("procs=%d/limit=%d", procs, limit), func(t *testing.T) {
-				setProcs(t, procs)
-				guard(t, func() {
+				testkit.SetProcs(t, procs)
+				testkit.Guard(t, func() {
 					r := rand.New(rand.NewPCG(uint64(procs), 3))
 					var g Group
 					g.SetLimit(limit)
 					for i := range pairs {
 						second, firstDone := make(chan struct{}), make(chan struct{})
-						g.Go(func() error { <-second; close(firstDone); return nil }, true)
-						g.Go(func() error { close(second); return nil }, true)
+						g.Go(func() error { <-second; close(firstDone); return nil })
+						g.Go(func() error { close(second); return nil })
 						<-firstDone
 						if i%64 == 0 {
 							g.Wait() // now and then a fresh start

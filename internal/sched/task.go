@@ -19,7 +19,7 @@ type task struct {
 	// claimed it, while the worker that did claim it may already be reusing
 	// the record. f is read only by whoever claimed the task.
 	g atomic.Pointer[Group]
-	// injected: the task came from the injector (see worker.finished).
+	// injected: the task came from the injector (see worker.afterTask).
 	// Read, like f, only by whoever claimed the task.
 	injected bool
 }

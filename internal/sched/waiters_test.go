@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // The wait table: goroutines parked on groups, hashed by the group's
@@ -40,7 +42,7 @@ func TestWaitTable(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		rounds = 5
 	}
-	guard(t, func() {
+	testkit.Guard(t, func() {
 		for round := range rounds {
 			r := rand.New(rand.NewPCG(uint64(round), 17))
 			sets := collidingGroups(3, 6)
@@ -83,7 +85,7 @@ func TestWaitTable(t *testing.T) {
 			// Let every waiter register (the counts stay at one until the
 			// finishes below), then finish the groups one by one in random
 			// order.
-			waitUntil(t, "waiters parked", func() bool {
+			testkit.WaitUntil(t, "waiters parked", func() bool {
 				parked := 0
 				for i := range waitTable {
 					b := &waitTable[i]
@@ -95,8 +97,8 @@ func TestWaitTable(t *testing.T) {
 			})
 			for _, gi := range r.Perm(len(groups)) {
 				finished[gi].Store(true)
-				groups[gi].finish(1)
-				waitUntil(t, fmt.Sprintf("round %d: the waiters of group %d woken", round, gi), func() bool {
+				groups[gi].done(1)
+				testkit.WaitUntil(t, fmt.Sprintf("round %d: the waiters of group %d woken", round, gi), func() bool {
 					for id, rec := range recs {
 						if rec.g == gi && woken[id].Load() == 0 {
 							return false
@@ -142,7 +144,7 @@ func TestWaitTable(t *testing.T) {
 // longer holds once the flag is set, and leaves no registration behind;
 // wake with nobody parked only clears the flag.
 func TestWaitTableParkRefusesStale(t *testing.T) {
-	guard(t, func() {
+	testkit.Guard(t, func() {
 		var g Group
 		g.park(bitDone, func(s uint64) bool { return countOf(s) != 0 }) // count 0: returns at once
 		b := bucketOf(&g)

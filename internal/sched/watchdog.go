@@ -40,7 +40,7 @@ import (
 // the CPUs busy, so that the second rule never fires): when the injector
 // holds tasks that no worker has taken for starveTicks ticks, or a worker's
 // deque holds tasks that neither its owner nor a thief has touched for as
-// long, it adds a worker (at most fairExtra×GOMAXPROCS or fairFloor of
+// long, it adds a worker (at most fairPerProc×GOMAXPROCS or fairFloor of
 // them above capacity, whichever is more), which takes from the injector
 // before anything else and steals otherwise; the Go scheduler then shares
 // the CPUs between it and the busy workers.
@@ -164,7 +164,9 @@ func (p *Pool) watchdog() {
 		// the next, or running long), every other worker is busy, and
 		// with the CPUs busy too (other goroutines of the program) the
 		// rule for idle CPUs below never fires.
-		marks, starving = p.stuckDeque(marks, starving)
+		var stuck bool
+		marks, stuck = p.stuckDeque(marks)
+		starving = starving || stuck
 		if starving && p.live.Load() < p.capacity()+p.fairCap() {
 			p.spawnExtra(1)
 			continue
@@ -202,7 +204,7 @@ func (p *Pool) watchdog() {
 
 // fairCap is the most workers the watchdog adds above capacity for
 // starving tasks (see params.go).
-func (p *Pool) fairCap() int32 { return max(fairExtra*p.size.Load(), fairFloor) }
+func (p *Pool) fairCap() int32 { return max(fairPerProc*p.size.Load(), fairFloor) }
 
 // dequeMark is what the watchdog saw of one slot's deque: its ends, and for
 // how many ticks in a row it has held tasks with neither end moving.
@@ -212,10 +214,10 @@ type dequeMark struct {
 }
 
 // stuckDeque updates marks (by slot) with the deques' ends and reports
-// whether some deque has held tasks untouched for starveTicks ticks (or
-// stuck already); it restarts that deque's count. It returns the marks, grown
-// to the slots scanned.
-func (p *Pool) stuckDeque(marks []dequeMark, stuck bool) ([]dequeMark, bool) {
+// whether some deque has held tasks untouched for starveTicks ticks; it
+// restarts that deque's count. It returns the marks, grown to the slots
+// scanned.
+func (p *Pool) stuckDeque(marks []dequeMark) (_ []dequeMark, stuck bool) {
 	slots := p.scanned()
 	for len(marks) < len(slots) {
 		marks = append(marks, dequeMark{})

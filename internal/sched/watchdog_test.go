@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // Compensation for blocked workers: the pool grows while its workers are
@@ -51,24 +51,24 @@ func TestWatchdogChain(t *testing.T) {
 	for _, procs := range []int{1, 2, 8} {
 		for _, from := range []string{"outside", "inside"} {
 			t.Run(fmt.Sprintf("procs=%d/%s", procs, from), func(t *testing.T) {
-				setProcs(t, procs)
-				guard(t, func() {
+				testkit.SetProcs(t, procs)
+				guardPool(t, func() {
 					var g Group
 					var ran atomic.Int64
 					fs, last := chainTasks(n, &ran)
 					switch from {
 					case "outside":
 						for _, f := range fs {
-							g.Go(f, true)
+							g.Go(f)
 						}
 					case "inside":
 						g.Go(func() error {
 							var m Group
 							for _, f := range fs {
-								m.Go(f, true)
+								m.Go(f)
 							}
 							return m.Wait()
-						}, true)
+						})
 					}
 					<-last
 					if err := g.Wait(); err != nil {
@@ -77,9 +77,7 @@ func TestWatchdogChain(t *testing.T) {
 					if got := ran.Load(); got != n {
 						t.Errorf("%d of %d tasks ran", got, n)
 					}
-					checkRetired(t)
 				})
-				goleak.VerifyNone(t)
 			})
 		}
 	}
@@ -92,8 +90,8 @@ func TestWatchdogFanOutBlocking(t *testing.T) {
 	const n = 48
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
+			testkit.SetProcs(t, procs)
+			guardPool(t, func() {
 				var g Group
 				var started atomic.Int64
 				all := make(chan struct{})
@@ -104,22 +102,14 @@ func TestWatchdogFanOutBlocking(t *testing.T) {
 						}
 						<-all
 						return nil
-					}, true)
+					})
 				}
 				<-all
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
-	}
-}
-
-// spin busy-waits for about d.
-func spin(d time.Duration) {
-	for start := time.Now(); time.Since(start) < d; {
 	}
 }
 
@@ -133,8 +123,8 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 	}
 	for _, from := range []string{"outside", "inside"} {
 		t.Run(from, func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
+			testkit.SetProcs(t, procs)
+			guardPool(t, func() {
 				checkRetired(t)
 				base := runtime.NumGoroutine()
 				var g Group
@@ -152,16 +142,16 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 				switch from {
 				case "outside":
 					for range n {
-						g.Go(work, true)
+						g.Go(work)
 					}
 				case "inside":
 					for range 4 {
 						g.Go(func() error {
 							for range n / 4 {
-								g.Go(work, true)
+								g.Go(work)
 							}
 							return nil
-						}, true)
+						})
 					}
 				}
 				if err := g.Wait(); err != nil {
@@ -182,9 +172,7 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 					t.Errorf("CPU-bound tasks: up to %d goroutines, want ≤ %d (baseline %d + sampler + watchdog + GOMAXPROCS+3)",
 						hi, int64(base)+2+limit, base)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -198,8 +186,8 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 	const procs, n = 2, 32
 	for _, after := range []string{"idle", "busy"} {
 		t.Run(after, func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
+			testkit.SetProcs(t, procs)
+			guardPool(t, func() {
 				var g Group
 				var started atomic.Int64
 				gate := make(chan struct{})
@@ -211,9 +199,9 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 						started.Add(1)
 						<-gate
 						return nil
-					}, true)
+					})
 				}
-				waitUntil(t, "every blocking task started", func() bool { return started.Load() == n })
+				testkit.WaitUntil(t, "every blocking task started", func() bool { return started.Load() == n })
 				if l := global.live.Load(); l <= procs {
 					t.Errorf("%d blocking tasks run with %d live workers, GOMAXPROCS %d", n, l, procs)
 				}
@@ -221,25 +209,23 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 				burst.Wait()
 				switch after {
 				case "idle":
-					waitUntil(t, "extra workers retire", func() bool { return global.live.Load() <= procs })
+					testkit.WaitUntil(t, "extra workers retire", func() bool { return global.live.Load() <= procs })
 				case "busy":
 					var ran atomic.Int64
 					submitted := int64(0)
-					waitUntil(t, "extra workers retire while bursts of tasks keep the pool busy", func() bool {
+					testkit.WaitUntil(t, "extra workers retire while bursts of tasks keep the pool busy", func() bool {
 						for range 16 {
-							g.Go(func() error { spin(20 * time.Microsecond); ran.Add(1); return nil }, true)
+							g.Go(func() error { spin(20 * time.Microsecond); ran.Add(1); return nil })
 							submitted++
 						}
 						return global.live.Load() <= procs
 					})
-					waitUntil(t, "bursts done", func() bool { return ran.Load() == submitted })
+					testkit.WaitUntil(t, "bursts done", func() bool { return ran.Load() == submitted })
 				}
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
 		})
 	}
 }
@@ -251,144 +237,23 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 func TestWatchdogRestarts(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			setProcs(t, procs)
-			guard(t, func() {
+			testkit.SetProcs(t, procs)
+			guardPool(t, func() {
 				var g Group
 				gate := make(chan struct{})
 				var started atomic.Int64
 				for range procs {
-					g.Go(func() error { started.Add(1); <-gate; return nil }, true)
+					g.Go(func() error { started.Add(1); <-gate; return nil })
 				}
-				waitUntil(t, "every worker blocked, the watchdog gone, no extra worker", func() bool {
+				testkit.WaitUntil(t, "every worker blocked, the watchdog gone, no extra worker", func() bool {
 					return started.Load() == int64(procs) && !global.watching.Load() && global.live.Load() == int32(procs)
 				})
-				g.Go(func() error { close(gate); return nil }, true)
+				g.Go(func() error { close(gate); return nil })
 				<-gate // not Wait, which could run the task itself
 				if err := g.Wait(); err != nil {
 					t.Errorf("Wait() = %v", err)
 				}
-				checkRetired(t)
 			})
-			goleak.VerifyNone(t)
-		})
-	}
-}
-
-// TestBlockedInWait: a worker that blocks in a Wait on a group whose tasks
-// run elsewhere counts as blocked, which raises the pool's capacity, so
-// tasks queued behind it still run; once it returns, the count goes back.
-func TestBlockedInWait(t *testing.T) {
-	needGID(t)
-	setProcs(t, 1)
-	guard(t, func() {
-		checkRetired(t)
-		var other Group
-		otherGate, otherStarted := make(chan struct{}), make(chan struct{})
-		other.Go(func() error { close(otherStarted); <-otherGate; return nil }, true)
-		<-otherStarted // on a worker, so the Wait below has nothing to help with
-
-		var g Group
-		inWait := make(chan struct{})
-		var waiterOnWorker atomic.Bool
-		g.Go(func() error {
-			waiterOnWorker.Store(current() != nil)
-			close(inWait)
-			other.Wait()
-			return nil
-		}, true)
-		<-inWait
-		if !waiterOnWorker.Load() {
-			t.Fatalf("the waiting task does not run on a worker")
-		}
-		waitUntil(t, "the worker counts as blocked", func() bool { return global.blocked.Load() == 1 })
-		if c, want := global.capacity(), global.size.Load()+1; c != want {
-			t.Errorf("capacity() = %d with one worker blocked, want %d", c, want)
-		}
-		if hi := global.blockedHi.Load(); hi < 1 {
-			t.Errorf("blockedHi = %d with one worker blocked", hi)
-		}
-		const behind = 10
-		var ran atomic.Int64
-		for range behind {
-			g.Go(func() error { ran.Add(1); return nil }, true)
-		}
-		waitUntil(t, "tasks queued behind the blocked worker run", func() bool { return ran.Load() == behind })
-		if b := global.blocked.Load(); b != 1 {
-			t.Errorf("blocked = %d while the worker still waits", b)
-		}
-		close(otherGate)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
-		if err := other.Wait(); err != nil {
-			t.Errorf("other.Wait() = %v", err)
-		}
-		if b := global.blocked.Load(); b != 0 {
-			t.Errorf("blocked = %d after the wait ended", b)
-		}
-		checkRetired(t)
-	})
-	goleak.VerifyNone(t)
-}
-
-// TestGoInTaskOnFullGroupDoesNotBlock: a Go made inside a task on a full
-// limited group whose slots are held by tasks running elsewhere does not
-// wait for a slot (the slot holders might be waiting for the caller): it
-// sets the task aside and returns, and at most limit of the
-// group's tasks execute at once all the same.
-func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
-	needGID(t)
-	for _, limit := range []int{1, 2} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guard(t, func() {
-				var g Group
-				g.SetLimit(limit)
-				var holders atomic.Int64
-				var running maxGauge
-				// The holders wait for the task below, which calls g.Go:
-				// errgroup's Go would block there, waiting for a slot that
-				// only its own return frees.
-				submitted := make(chan struct{})
-				for range limit {
-					g.Go(func() error {
-						running.enter()
-						defer running.exit()
-						holders.Add(1)
-						<-submitted
-						return nil
-					}, true)
-				}
-				waitUntil(t, "the holders hold every slot", func() bool { return holders.Load() == int64(limit) })
-				var extraRan atomic.Int64
-				var other Group
-				other.Go(func() error {
-					for range 5 {
-						g.Go(func() error {
-							running.enter()
-							defer running.exit()
-							extraRan.Add(1)
-							return nil
-						}, true)
-					}
-					close(submitted)
-					return nil
-				}, true)
-				<-submitted
-				if err := other.Wait(); err != nil {
-					t.Errorf("other.Wait() = %v", err)
-				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-				if got := extraRan.Load(); got != 5 {
-					t.Errorf("%d of the tasks queued above the limit ran, want 5", got)
-				}
-				if hi := running.hi.Load(); hi > int64(limit) {
-					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
-				}
-				checkRetired(t)
-			})
-			goleak.VerifyNone(t)
 		})
 	}
 }

@@ -26,7 +26,7 @@ type worker struct {
 	batch [injectBatch]job
 
 	// Completions not yet subtracted from cur's count: a run of tasks of
-	// one unlimited group finishes with one atomic operation (flush).
+	// one unlimited group finishes with one atomic operation (settle).
 	cur     *Group
 	curDone int64
 
@@ -64,7 +64,7 @@ func (w *worker) run(idle sleep.Idle) {
 					break // a replacement whose worker is back: retire now
 				}
 			}
-			w.flush()
+			w.settle()
 			w.publish()
 			idle = p.sleep.StartLooking(w.index)
 			continue
@@ -95,7 +95,7 @@ func (w *worker) run(idle sleep.Idle) {
 func (w *worker) replace() {
 	w.goexit = false
 	w.depth = 0
-	w.flush()
+	w.settle()
 	w.publish()
 	w.pool.countReplace()
 	workers.Unregister()
@@ -130,7 +130,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 		// spawn refuses when GOMAXPROCS went down since the size was
 		// sampled: then the pool is saturated after all, and only the
 		// watchdog can tell whether these tasks' workers are blocked.
-		if !p.spawn(false) {
+		if !p.spawn() {
 			p.watch()
 		}
 	}
@@ -139,7 +139,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 // retire gives up the slot; see Pool.release. It reports whether the
 // goroutine must exit.
 func (w *worker) retire(idle *sleep.Idle) bool {
-	w.flush()
+	w.settle()
 	w.publish() // before release: then the slot may have a new occupant
 	workers.Unregister()
 	if w.pool.release(w, idle) {
@@ -248,6 +248,34 @@ func (w *worker) stealIf(keep func(*task) bool) *task {
 	}
 }
 
+// stealFor takes the oldest task of a worker's deque for which keep
+// reports true, trying each worker once from a random start, or returns
+// nil. Like worker.stealIf it retries a deque whose steal lost a race.
+func (p *Pool) stealFor(keep func(*task) bool) *task {
+	slots := p.scanned()
+	n := len(slots)
+	if n == 0 {
+		return nil
+	}
+	start := int(xsync.Rand() % uint64(n))
+	for i := range n {
+		v := start + i
+		if v >= n {
+			v -= n
+		}
+		for {
+			t, retry := slots[v].dq.StealIf(keep)
+			if t != nil {
+				return t
+			}
+			if !retry {
+				break
+			}
+		}
+	}
+	return nil
+}
+
 // random is xorshift64*; owner only.
 func (w *worker) random() uint64 {
 	x := w.rng
@@ -266,7 +294,7 @@ func (w *worker) execute(t *task) {
 		// Before running a task of another group, which may run long or
 		// block, settle the completions of the previous group, whose Wait
 		// may be waiting for just those.
-		w.flush()
+		w.settle()
 		w.cur = g
 	}
 	if g.skips() {
@@ -284,92 +312,22 @@ func (w *worker) execute(t *task) {
 		admitted = true
 	}
 	w.call(f, g, admitted)
-	w.finished(g, admitted, injected)
+	w.afterTask(g, admitted, injected)
 }
 
-// call runs f.
-//
-// If f neither returns nor panics, it called runtime.Goexit (t.FailNow
-// does): the outer deferred function counts the task as finished, as
-// errgroup's deferred done does, and marks the goroutine as exiting so that
-// run starts a fresh goroutine in the slot.
-//
-// A panic must be told apart from Goexit, and only recover can do that.
-// The inner deferred function recovers it, still above f's frames, and
-// passes it to taskPanicked: a group that recovers panics records it (the
-// task then ends as finished); otherwise the panic is raised again at
-// once, so the crash shows the task's own stack. If other tasks are
-// suspended below this one on the goroutine (in a Wait or Go that runs
-// queued tasks), re-raising would let them recover a panic that errgroup
-// would never let them see (a task's panic crashes the program there,
-// from the task's own goroutine); then the program is ended the way an
-// unrecovered panic ends it.
-//
-// Under GODEBUG=panicnil=1, recover returns nil for panic(nil) but still
-// stops the panic; execution then continues after the inner function,
-// which Goexit never does, and the last check catches it. (Counting the
-// task there as Goexit would count it twice.) Execution continues there,
-// too, after a panic that the group recovered. This is the shape of
-// x/sync/singleflight's doCall.
-func (w *worker) call(f func() error, g *Group, admitted bool) {
-	normalReturn, recovered := false, false
-	defer func() {
-		w.depth--
-		w.countTask()
-		if normalReturn || recovered {
-			return
-		}
-		w.finished(g, admitted, false)
-		w.goexit = true
-	}()
-	w.depth++
-	handled := false // the inner deferred function passed a panic on
-	func() {
-		defer func() {
-			if normalReturn {
-				return
-			}
-			if r := recover(); r != nil {
-				handled = true
-				g.taskPanicked(r, w.crashHow())
-			}
-		}()
-		if err := f(); err != nil {
-			g.fail(err)
-		}
-		normalReturn = true
-	}()
-	if !normalReturn {
-		recovered = true
-		if !handled {
-			g.taskPanicked(nil, w.crashHow()) // panic(nil) under GODEBUG=panicnil=1
-		}
-	}
-}
-
-// crashHow tells taskPanicked how a task's panic must crash the program
-// (see call): "" to raise it again, for a task that is the only one on
-// the goroutine; otherwise what fatalPanic should say.
-func (w *worker) crashHow() string {
-	if w.depth > 1 {
-		return onOtherTask
-	}
-	return ""
-}
-
-// finished accounts for the end of a task of g that ran on w; admitted
+// afterTask accounts for the end of a task of g that ran on w; admitted
 // tells whether it held one of g's running slots, injected whether it came
 // from the injector.
 //
 // Completions of injected tasks of an unlimited group are batched: a run of
-// them finishes with one atomic operation on the group's count (flush),
+// them finishes with one atomic operation on the group's count (settle),
 // made before the worker runs a task of another group, waits or goes idle.
 // Such a group is waited for outside the pool, by a goroutine that parks
 // until the count is zero, so the delay costs it nothing. Every other
 // completion is settled at once: a limited group hands out slots as tasks
 // finish, and a group whose tasks were pushed on a worker is most often
 // waited for by a worker that is helping and checks the count.
-func (w *worker) finished(g *Group, admitted, injected bool) {
+func (w *worker) afterTask(g *Group, admitted, injected bool) {
 	if admitted {
 		g.stopRunning()
 	}
@@ -379,23 +337,23 @@ func (w *worker) finished(g *Group, admitted, injected bool) {
 	// credits the wrong group, whose Wait returns early while g's never
 	// does.)
 	if g != w.cur {
-		w.flush()
+		w.settle()
 		w.cur = g
 	}
 	w.curDone++
 	if !injected || admitted || g.limit > 0 {
-		w.flush()
+		w.settle()
 	}
 }
 
-// flush subtracts the batched completions from the current group.
-func (w *worker) flush() {
+// settle subtracts the batched completions from the current group.
+func (w *worker) settle() {
 	if w.curDone == 0 {
 		return
 	}
 	g, k := w.cur, w.curDone
 	w.curDone = 0
-	g.finish(k)
+	g.done(k)
 }
 
 // pushLocal queues a task of g on this worker's deque.
@@ -407,46 +365,6 @@ func (w *worker) pushLocal(f func() error, g *Group) {
 	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
 	w.pool.maybeSpawn(c)
 	postEnd()
-}
-
-// help waits on a worker for g to finish. It runs g's own queued tasks:
-// from its deque while the newest task there is g's, then stolen from other
-// workers. When none is within reach, it blocks until g finishes and lets
-// the pool run another worker meanwhile (block).
-//
-// It runs no other task. The tempting version, run whatever is queued while
-// waiting, as work-stealing runtimes usually do, deadlocks correct errgroup
-// code: a task queued by the waiting task (or by anyone) may wait for
-// something the waiting task does only after Wait returns, such as
-//
-//	g.Go(func() error { <-ch; return nil })
-//	inner.Wait() // would pick up the task above, newest first, and block in it
-//	close(ch)
-//
-// and once it runs on top of the waiter's stack, the waiter can never
-// resume. g's own tasks are safe: Wait waits for each of them anyway.
-func (w *worker) help(g *Group) {
-	isG := func(t *task) bool { return t.g.Load() == g }
-	for {
-		w.flush()
-		if g.count() == 0 {
-			return
-		}
-		if t := w.dq.PopIf(isG); t != nil {
-			w.st.localPops++
-			w.execute(t)
-			continue
-		}
-		if t := w.stealIf(isG); t != nil {
-			w.execute(t)
-			continue
-		}
-		// g's tasks run elsewhere, or wait in our deque behind other
-		// tasks (a replacement worker steals them: see block).
-		w.block()
-		g.waitOutside()
-		w.unblock()
-	}
 }
 
 // block tells the pool that this worker is about to block in one of our
@@ -463,7 +381,7 @@ func (w *worker) block() {
 	// of another blocked worker (a helper steals only its own group's
 	// tasks and leaves the rest).
 	if w.dq.Len() > 0 || p.inj.nonEmpty() || p.queued() > 0 {
-		p.spawn(false)
+		p.spawn()
 	}
 	// Tasks may also be queued later, by workers that are not blocked, with
 	// no spawn to follow if those block too: the watchdog tops the pool up

@@ -1,0 +1,165 @@
+package sched
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/testkit"
+)
+
+// Helpers shared by the tests of this package; the project-wide ones
+// (hang guard, polling, GOMAXPROCS) are in internal/testkit.
+
+// needGID skips tests that depend on telling workers from outsiders.
+func needGID(t *testing.T) {
+	if !gid.Trusted() {
+		t.Skip("goroutine ids are not trusted here: every caller counts as an outsider")
+	}
+}
+
+// maxGauge tracks a level (for example, tasks executing at once) and the
+// highest value it reached.
+type maxGauge struct {
+	cur, hi atomic.Int64
+}
+
+func (m *maxGauge) enter() int64 {
+	c := m.cur.Add(1)
+	m.observe(c)
+	return c
+}
+
+func (m *maxGauge) exit() { m.cur.Add(-1) }
+
+func (m *maxGauge) observe(v int64) {
+	for {
+		h := m.hi.Load()
+		if v <= h || m.hi.CompareAndSwap(h, v) {
+			return
+		}
+	}
+}
+
+// sampler calls f about every 50 µs on its own goroutine until stop is
+// called (it sleeps in between, so it does not count as a running
+// goroutine most of the time, which matters to the watchdog).
+type sampler struct {
+	quit chan struct{}
+	done chan struct{}
+}
+
+func startSampler(f func()) *sampler {
+	s := &sampler{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for {
+			f()
+			select {
+			case <-s.quit:
+				f()
+				return
+			default:
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	return s
+}
+
+func (s *sampler) stop() {
+	close(s.quit)
+	<-s.done
+}
+
+// poolIdle reports whether the pool has nothing left running: no worker
+// occupies a slot, no watchdog runs, no worker counts as blocked, and no
+// task is queued.
+func poolIdle() bool {
+	if global.live.Load() != 0 || global.watching.Load() || global.blocked.Load() != 0 || global.queued() != 0 {
+		return false
+	}
+	global.mu.Lock() // occupied is guarded by mu
+	defer global.mu.Unlock()
+	for _, w := range *global.slots.Load() {
+		if w.occupied {
+			return false
+		}
+	}
+	return true
+}
+
+// checkRetired waits until the pool has gone idle (poolIdle): after the
+// last task, every worker retires once it has been idle for the linger and
+// the watchdog exits after its quiet ticks. There is no deadline but the
+// hang guard's: a worker or watchdog that never leaves fails the test with
+// a goroutine dump.
+func checkRetired(t *testing.T) {
+	t.Helper()
+	testkit.WaitUntil(t, "every worker retired and the watchdog gone", poolIdle)
+	// With no slot occupied, nobody may be left scanning empty deques
+	// (after a burst the pool can hold thousands of free slots).
+	if u := global.inUse.Load(); u != 0 {
+		t.Errorf("no slot is occupied, but scans cover the first %d of %d", u, len(*global.slots.Load()))
+	}
+}
+
+// fibGroup is fork-join recursion with a nested group per call.
+func fibGroup(n int) int {
+	if n < 2 {
+		return n
+	}
+	var a, b int
+	var g Group
+	g.Go(func() error { a = fibGroup(n - 1); return nil })
+	g.Go(func() error { b = fibGroup(n - 2); return nil })
+	g.Wait()
+	return a + b
+}
+
+func fibPlain(n int) int {
+	if n < 2 {
+		return n
+	}
+	return fibPlain(n-1) + fibPlain(n-2)
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// spin busy-waits for about d.
+func spin(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
+}
+
+// sink keeps the compiler from dropping work whose result no one reads.
+var sink atomic.Int64
+
+// guardPool runs body under the hang guard (testkit.Guard), then waits for
+// the pool to go idle (checkRetired) and checks that no goroutine leaked.
+func guardPool(t *testing.T, body func()) {
+	t.Helper()
+	testkit.Guard(t, func() {
+		body()
+		checkRetired(t)
+	})
+	goleak.VerifyNone(t)
+}
+
+// onOneProc runs body with GOMAXPROCS 1 on an idle pool (checkRetired),
+// as guardPool does, for the tests that tell the workers from the test
+// goroutine by goroutine id (needGID): with one processor, the test
+// goroutine keeps it until it blocks, so a worker that a Go starts does
+// not run before the test has looked.
+func onOneProc(t *testing.T, body func()) {
+	t.Helper()
+	needGID(t)
+	testkit.SetProcs(t, 1)
+	guardPool(t, func() {
+		checkRetired(t)
+		body()
+	})
+}

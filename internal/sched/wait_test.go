@@ -1,0 +1,214 @@
+package sched
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/testkit"
+)
+
+// Waiting: a Wait runs its own group's tasks that it can reach (outside
+// the pool: its own newest tasks in the injector, and the oldest task of a
+// worker's deque when it is the group's), and a worker whose Wait has
+// nothing left to run blocks and lets the pool replace it.
+
+// TestOutsideWaitRunsOwnTasks: a Wait outside the pool takes back its
+// group's newest tasks from its own shard of the injector and runs them,
+// newest first, while it is in runners; it stops at a task of another
+// group, which it does not run. With GOMAXPROCS 1 and an idle pool, the
+// worker that the first Go starts does not get the processor before the
+// Wait has taken the tasks.
+func TestOutsideWaitRunsOwnTasks(t *testing.T) {
+	onOneProc(t, func() {
+		me := gid.Current()
+		var g, h Group
+		var mu sync.Mutex
+		var order []int
+		var notRunner, hHere atomic.Int64
+		h.Go(func() error {
+			if gid.Current() == me {
+				hHere.Add(1)
+			}
+			return nil
+		})
+		const k = 5
+		for i := range k {
+			g.Go(func() error {
+				if gid.Current() == me {
+					if !runners.has(me) {
+						notRunner.Add(1)
+					}
+					mu.Lock()
+					order = append(order, i)
+					mu.Unlock()
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			t.Errorf("Wait() = %v", err)
+		}
+		if hHere.Load() != 0 {
+			t.Errorf("g's Wait ran a task of another group")
+		}
+		if runners.has(me) {
+			t.Errorf("the waiting goroutine is still in runners after Wait")
+		}
+		if n := notRunner.Load(); n != 0 {
+			t.Errorf("%d tasks ran on the waiting goroutine while it was not in runners", n)
+		}
+		mu.Lock()
+		got := order
+		mu.Unlock()
+		if len(got) == 0 {
+			t.Errorf("the Wait ran none of its group's tasks")
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i] >= got[i-1] {
+				t.Errorf("the Wait ran its tasks in the order %v, want newest first", got)
+				break
+			}
+		}
+		t.Logf("the Wait ran tasks %v of %d", got, k)
+		if err := h.Wait(); err != nil {
+			t.Errorf("h.Wait() = %v", err)
+		}
+	})
+}
+
+// TestOutsideWaitSkipsOtherGroups: when a task of another group was queued
+// after the group's own tasks, in the same shard, a Wait takes back none of
+// them (it takes only the newest, and only its group's): it runs no task of
+// another group, and the workers run the rest.
+func TestOutsideWaitSkipsOtherGroups(t *testing.T) {
+	onOneProc(t, func() {
+		me := gid.Current()
+		var g, h Group
+		var gHere, hHere atomic.Int64
+		hDone := make(chan struct{})
+		for range 3 {
+			g.Go(func() error {
+				if gid.Current() == me {
+					gHere.Add(1)
+				}
+				return nil
+			})
+		}
+		h.Go(func() error {
+			if gid.Current() == me {
+				hHere.Add(1)
+			}
+			close(hDone)
+			return nil
+		})
+		if err := g.Wait(); err != nil {
+			t.Errorf("Wait() = %v", err)
+		}
+		<-hDone // not h.Wait, which may run h's task here
+		if n := hHere.Load(); n != 0 {
+			t.Errorf("g's Wait ran a task of another group")
+		}
+		t.Logf("%d of g's 3 tasks ran on the waiting goroutine (taken from a worker's deque)", gHere.Load())
+		if err := h.Wait(); err != nil {
+			t.Errorf("h.Wait() = %v", err)
+		}
+	})
+}
+
+// TestOutsideWaitStealsOwnTasks: a Wait outside the pool also takes the
+// oldest task of a worker's deque when it is its group's. A task of
+// another group pushes the group's tasks on its worker's deque and then
+// blocks; the Wait must run them (with GOMAXPROCS 1 the test goroutine gets
+// the processor first, before the watchdog could add a worker for them).
+func TestOutsideWaitStealsOwnTasks(t *testing.T) {
+	onOneProc(t, func() {
+		me := gid.Current()
+		var g, h Group
+		const k = 8
+		var here, ran atomic.Int64
+		pushed, release := make(chan struct{}), make(chan struct{})
+		h.Go(func() error {
+			for range k {
+				g.Go(func() error {
+					if gid.Current() == me {
+						here.Add(1)
+					}
+					ran.Add(1)
+					return nil
+				})
+			}
+			close(pushed)
+			<-release
+			return nil
+		})
+		<-pushed
+		if err := g.Wait(); err != nil {
+			t.Errorf("Wait() = %v", err)
+		}
+		close(release)
+		if err := h.Wait(); err != nil {
+			t.Errorf("h.Wait() = %v", err)
+		}
+		if got := ran.Load(); got != k {
+			t.Errorf("%d of %d tasks ran", got, k)
+		}
+		if here.Load() == 0 {
+			t.Errorf("the Wait took none of its group's tasks from the deque of the blocked worker")
+		}
+		t.Logf("%d of %d tasks ran on the waiting goroutine", here.Load(), k)
+	})
+}
+
+// TestBlockedInWait: a worker that blocks in a Wait on a group whose tasks
+// run elsewhere counts as blocked, which raises the pool's capacity, so
+// tasks queued behind it still run; once it returns, the count goes back.
+func TestBlockedInWait(t *testing.T) {
+	onOneProc(t, func() {
+		var other Group
+		otherGate, otherStarted := make(chan struct{}), make(chan struct{})
+		other.Go(func() error { close(otherStarted); <-otherGate; return nil })
+		<-otherStarted // on a worker, so the Wait below has nothing to help with
+
+		var g Group
+		inWait := make(chan struct{})
+		var waiterOnWorker atomic.Bool
+		g.Go(func() error {
+			waiterOnWorker.Store(current() != nil)
+			close(inWait)
+			other.Wait()
+			return nil
+		})
+		<-inWait
+		if !waiterOnWorker.Load() {
+			t.Fatalf("the waiting task does not run on a worker")
+		}
+		testkit.WaitUntil(t, "the worker counts as blocked", func() bool { return global.blocked.Load() == 1 })
+		if c, want := global.capacity(), global.size.Load()+1; c != want {
+			t.Errorf("capacity() = %d with one worker blocked, want %d", c, want)
+		}
+		if hi := global.blockedHi.Load(); hi < 1 {
+			t.Errorf("blockedHi = %d with one worker blocked", hi)
+		}
+		const behind = 10
+		var ran atomic.Int64
+		for range behind {
+			g.Go(func() error { ran.Add(1); return nil })
+		}
+		testkit.WaitUntil(t, "tasks queued behind the blocked worker run", func() bool { return ran.Load() == behind })
+		if b := global.blocked.Load(); b != 1 {
+			t.Errorf("blocked = %d while the worker still waits", b)
+		}
+		close(otherGate)
+		if err := g.Wait(); err != nil {
+			t.Errorf("Wait() = %v", err)
+		}
+		if err := other.Wait(); err != nil {
+			t.Errorf("other.Wait() = %v", err)
+		}
+		if b := global.blocked.Load(); b != 0 {
+			t.Errorf("blocked = %d after the wait ended", b)
+		}
+	})
+}

@@ -663,7 +663,10 @@ func TestLingerRacesWaker(t *testing.T) {
 // Several sleepers: waking, Grow
 
 // crew is a set of workers that search nothing and sleep until woken; each
-// ends when it is woken (mode untilWoken) or when it runs a job.
+// ends when it is woken (mode untilWoken) or when it runs a job. A worker
+// woken in mode untilWoken stays inactive (counted, awake) until the test
+// lets it go (letGo, which wait and shutdown call), so that the counters a
+// test reads do not depend on how soon the woken goroutines get a CPU.
 type crew struct {
 	s       *Sleep
 	jobs    atomic.Int64 // injector
@@ -673,10 +676,13 @@ type crew struct {
 	blocks  atomic.Int64 // sleeps, counted at testHookBlock
 	wg      sync.WaitGroup
 	started []int
+	hold    chan struct{} // closed by letGo
+	letGo   func()
 }
 
 func newCrew(t *testing.T, n int) *crew {
-	c := &crew{s: New(n)}
+	c := &crew{s: New(n), hold: make(chan struct{})}
+	c.letGo = sync.OnceFunc(func() { close(c.hold) })
 	setHooks(t, func(w window) {
 		if w == atBlock {
 			c.blocks.Add(1)
@@ -716,6 +722,7 @@ func (c *crew) start(i int, untilWoken bool) {
 				// worker slept and was woken.
 				if idle.rounds == 0 && untilWoken {
 					c.woken.Add(1)
+					<-c.hold
 					c.s.StopLooking(&idle)
 					return
 				}
@@ -740,6 +747,7 @@ func (c *crew) waitAsleep(t *testing.T, workers ...int) {
 // wait waits for all the crew's workers to end.
 func (c *crew) wait(t *testing.T) {
 	t.Helper()
+	c.letGo()
 	ended := make(chan struct{})
 	go func() { c.wg.Wait(); close(ended) }()
 	testkit.WaitUntil(t, "the workers have ended", func() bool {
@@ -756,6 +764,7 @@ func (c *crew) wait(t *testing.T) {
 // force if that fails. If even that fails (a test already failed), it gives
 // up after a few seconds and leaves the leak to goleak.
 func (c *crew) shutdown() {
+	c.letGo()
 	c.stop.Store(true)
 	for _, i := range c.started {
 		c.s.WakeWorker(i)

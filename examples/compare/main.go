@@ -349,7 +349,9 @@ func main() {
 				return nil
 			},
 			target: func(_, eg, ws result) (string, string) {
-				return "≥10× errgroup", yesNo(eg.dur >= 10*ws.dur)
+				// The goal is against the inline floor, which this program
+				// does not run.
+				return "near the inline floor (BENCHMARKS.md)", "-"
 			},
 		},
 		{

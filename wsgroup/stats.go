@@ -16,8 +16,8 @@ type Stats struct {
 	// that have finished running: returned, panicked with the panic
 	// recovered by their group (PanicInWait), or called runtime.Goexit.
 	// It counts the tasks run by workers and those run by a Wait on the
-	// goroutine that called it (see [Group.Wait]). A task dropped without running (SkipQueued) is not
-	// counted.
+	// goroutine that called it (see [Group.Wait]). A task dropped
+	// without running (SkipQueued) is not counted.
 	Tasks uint64
 
 	// Steals is the number of tasks taken from the deque of another

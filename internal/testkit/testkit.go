@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -114,6 +116,51 @@ func ForProcs(t *testing.T, f func(t *testing.T)) {
 			f(t)
 		})
 	}
+}
+
+// ForBool runs f as two subtests: one named off, with false, then one named
+// on, with true.
+func ForBool(t *testing.T, off, on string, f func(t *testing.T, v bool)) {
+	t.Helper()
+	t.Run(off, func(t *testing.T) { f(t, false) })
+	t.Run(on, func(t *testing.T) { f(t, true) })
+}
+
+// Parallel runs f(0), ..., f(n-1), each on a goroutine of its own, and
+// returns once all of them have returned. f must not call t.Fatal (it does
+// not run on the test goroutine); t.Error is fine.
+func Parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
+}
+
+// Goer is a group that FanOut can give tasks to: wsgroup's Group, the
+// scheduler's, errgroup's.
+type Goer interface{ Go(f func() error) }
+
+// FanOut gives g n tasks that each block until all n have started, so that
+// the pool must grow to run them all at once, and then call then (when it
+// is not nil) and return nil. The channel it returns is closed once the
+// last of the n tasks has started.
+func FanOut(g Goer, n int, then func()) <-chan struct{} {
+	var started atomic.Int64
+	all := make(chan struct{})
+	for range n {
+		g.Go(func() error {
+			if started.Add(1) == int64(n) {
+				close(all)
+			}
+			<-all
+			if then != nil {
+				then()
+			}
+			return nil
+		})
+	}
+	return all
 }
 
 // SetProcs sets GOMAXPROCS to n for the rest of t.

@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,6 +104,83 @@ func TestForProcs(t *testing.T) {
 	}
 	if after := runtime.GOMAXPROCS(0); after != before {
 		t.Errorf("GOMAXPROCS is %d after ForProcs, was %d", after, before)
+	}
+}
+
+func TestForBool(t *testing.T) {
+	var seen []string
+	testkit.ForBool(t, "off", "on", func(t *testing.T, v bool) {
+		seen = append(seen, fmt.Sprintf("%s=%v", t.Name(), v))
+	})
+	if got, want := strings.Join(seen, " "), "TestForBool/off=false TestForBool/on=true"; got != want {
+		t.Errorf("ForBool ran %q, want %q", got, want)
+	}
+}
+
+func TestParallel(t *testing.T) {
+	const n = 8
+	var ran [n]atomic.Int32
+	var here atomic.Int32
+	inside := make(chan struct{})
+	testkit.Guard(t, func() {
+		testkit.Parallel(n, func(i int) {
+			ran[i].Add(1)
+			if here.Add(1) == n {
+				close(inside)
+			}
+			<-inside // every call runs at once, each on a goroutine of its own
+		})
+	})
+	for i := range ran {
+		if c := ran[i].Load(); c != 1 {
+			t.Errorf("f(%d) ran %d times, want once", i, c)
+		}
+	}
+}
+
+// group runs each task on a goroutine of its own, as errgroup does, but
+// holds back the task at index held until hold is closed.
+type group struct {
+	wg      sync.WaitGroup
+	n, held int
+	hold    chan struct{}
+}
+
+func (g *group) Go(f func() error) {
+	i := g.n
+	g.n++
+	g.wg.Go(func() {
+		if i == g.held {
+			<-g.hold
+		}
+		_ = f()
+	})
+}
+
+func TestFanOut(t *testing.T) {
+	const n = 16
+	g := &group{held: n - 1, hold: make(chan struct{})}
+	var then atomic.Int32
+	testkit.Guard(t, func() {
+		all := testkit.FanOut(g, n, func() { then.Add(1) })
+		time.Sleep(10 * time.Millisecond)
+		if c := then.Load(); c != 0 {
+			t.Errorf("then ran %d times before the last task started", c)
+		}
+		select {
+		case <-all:
+			t.Errorf("the channel was closed before the last task started")
+		default:
+		}
+		close(g.hold)
+		<-all
+		g.wg.Wait()
+		g = &group{held: -1}
+		testkit.FanOut(g, 3, nil)
+		g.wg.Wait()
+	})
+	if c := then.Load(); c != n {
+		t.Errorf("then ran %d times, want %d", c, n)
 	}
 }
 

@@ -351,11 +351,7 @@ func TestStealReadThenLose(t *testing.T) {
 // halves of a Steal, so that the new ring holds a copy of the item the
 // thief then wins; the thief must clear that copy too.
 func TestStealClearsCurrentRing(t *testing.T) {
-	xs := ints(3)
-	a, b, c := xs[0], xs[1], xs[2]
-	d := New[int](2)
-	d.Push(a)
-	d.Push(b)
+	d, a, b, c := fullRingOfTwo()
 	i, r, x, _ := d.stealRead()
 	d.Push(c) // full: grows to 4, copying a and b
 	wantCap(t, d, 4)
@@ -379,11 +375,7 @@ func TestStealClearsCurrentRing(t *testing.T) {
 // after the copy and before the new ring is published: the thief clears
 // only the old ring, so the owner must clear the copy in the new one.
 func TestResizeClearsStolenCopies(t *testing.T) {
-	xs := ints(3)
-	a, b, c := xs[0], xs[1], xs[2]
-	d := New[int](2)
-	d.Push(a)
-	d.Push(b)
+	d, a, b, c := fullRingOfTwo()
 	var stolen []*int
 	testHookResize = func() {
 		x, _ := d.Steal()

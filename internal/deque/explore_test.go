@@ -10,6 +10,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/go-steal/steal/internal/explore"
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // The deque under the interleaving explorer (package explore): an owner and
@@ -161,58 +162,52 @@ func TestExploreDeque(t *testing.T) {
 // reported "not wanted" after its keep saw an item from a reused slot, not
 // the oldest item, fails it.
 func TestExploreStealIfLinearizable(t *testing.T) {
-	for _, retain := range []bool{false, true} {
-		name := "clear"
-		if retain {
-			name = "retain"
+	testkit.ForBool(t, "clear", "retain", func(t *testing.T, retain bool) {
+		prog := func(s *explore.Schedule) {
+			d := New[int](2)
+			if retain {
+				d.Retain()
+			}
+			var clock stdatomic.Int64
+			recs := []*linRecorder{{clock: &clock, client: 0}, {clock: &clock, client: 1}, {clock: &clock, client: 2}}
+			push := func(id int) {
+				x := new(int)
+				*x = id
+				recs[0].do(linInput{kind: linPush, item: id}, func() linOutput { d.Push(x); return linOutput{} })
+			}
+			push(1)
+			owner := s.Go("owner", func() {
+				push(2)
+				push(3)
+			})
+			stealIf := s.Go("stealif", func() {
+				recs[1].do(linInput{kind: linStealIf}, func() linOutput {
+					x, retry := d.StealIf(linKeepPtr)
+					return linOutput{linID(x), retry}
+				})
+			})
+			steal := s.Go("steal", func() {
+				recs[2].do(linInput{kind: linSteal}, func() linOutput {
+					x, retry := d.Steal()
+					return linOutput{linID(x), retry}
+				})
+			})
+			owner.Join()
+			stealIf.Join()
+			steal.Join()
+			var h []porcupine.Operation
+			for _, r := range recs {
+				h = append(h, r.ops...)
+			}
+			if !porcupine.CheckOperations(linModel, h) {
+				s.Errorf("not linearizable:\n%s", linFormat(h))
+			}
 		}
-		t.Run(name, func(t *testing.T) {
-			prog := func(s *explore.Schedule) {
-				d := New[int](2)
-				if retain {
-					d.Retain()
-				}
-				var clock stdatomic.Int64
-				recs := []*linRecorder{{clock: &clock, client: 0}, {clock: &clock, client: 1}, {clock: &clock, client: 2}}
-				push := func(id int) {
-					x := new(int)
-					*x = id
-					recs[0].do(linInput{kind: linPush, item: id}, func() linOutput { d.Push(x); return linOutput{} })
-				}
-				push(1)
-				owner := s.Go("owner", func() {
-					push(2)
-					push(3)
-				})
-				stealIf := s.Go("stealif", func() {
-					recs[1].do(linInput{kind: linStealIf}, func() linOutput {
-						x, retry := d.StealIf(linKeepPtr)
-						return linOutput{linID(x), retry}
-					})
-				})
-				steal := s.Go("steal", func() {
-					recs[2].do(linInput{kind: linSteal}, func() linOutput {
-						x, retry := d.Steal()
-						return linOutput{linID(x), retry}
-					})
-				})
-				owner.Join()
-				stealIf.Join()
-				steal.Join()
-				var h []porcupine.Operation
-				for _, r := range recs {
-					h = append(h, r.ops...)
-				}
-				if !porcupine.CheckOperations(linModel, h) {
-					s.Errorf("not linearizable:\n%s", linFormat(h))
-				}
-			}
-			bound := explore.Bound(2, 2)
-			res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(bound), Budget: explore.Budget()}, prog)
-			if !res.Exhausted && !explore.Long() {
-				t.Fatalf("search not exhausted: %v", res)
-			}
-			t.Log(res)
-		})
-	}
+		bound := explore.Bound(2, 2)
+		res := explore.Explore(t, explore.Options{Strategy: explore.Exhaustive(bound), Budget: explore.Budget()}, prog)
+		if !res.Exhausted && !explore.Long() {
+			t.Fatalf("search not exhausted: %v", res)
+		}
+		t.Log(res)
+	})
 }

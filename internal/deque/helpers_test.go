@@ -46,6 +46,18 @@ func ints(n int) []*int {
 	return p
 }
 
+// fullRingOfTwo returns a deque whose ring of two slots is full, holding a
+// (the oldest) and b, and c, a third item that the next Push grows the ring
+// for.
+func fullRingOfTwo() (d *Deque[int], a, b, c *int) {
+	xs := ints(3)
+	a, b, c = xs[0], xs[1], xs[2]
+	d = New[int](2)
+	d.Push(a)
+	d.Push(b)
+	return d, a, b, c
+}
+
 // show prints an item, or nil.
 func show(x *int) string {
 	if x == nil {

@@ -836,56 +836,50 @@ func TestPostWakes(t *testing.T) {
 // stay asleep in their (unchanged) slots, new workers sleep in the new
 // slots, and WakeAll or a post wakes them all.
 func TestGrowWhileSleeping(t *testing.T) {
-	for _, byPost := range []bool{false, true} {
-		name := "WakeAll"
-		if byPost {
-			name = "post"
+	testkit.ForBool(t, "WakeAll", "post", func(t *testing.T, byPost bool) {
+		c := newCrew(t, 1)
+		c.start(0, !byPost)
+		c.waitAsleep(t, 0)
+		slot0 := c.s.slot(0)
+		c.s.Grow(2)
+		c.s.Grow(4)
+		c.s.Grow(3) // no-op
+		if c.s.Workers() != 4 || c.s.slot(0) != slot0 {
+			t.Fatalf("Grow: %d workers, slot 0 replaced %v", c.s.Workers(), c.s.slot(0) != slot0)
 		}
-		t.Run(name, func(t *testing.T) {
-			c := newCrew(t, 1)
-			c.start(0, !byPost)
-			c.waitAsleep(t, 0)
-			slot0 := c.s.slot(0)
-			c.s.Grow(2)
-			c.s.Grow(4)
-			c.s.Grow(3) // no-op
-			if c.s.Workers() != 4 || c.s.slot(0) != slot0 {
-				t.Fatalf("Grow: %d workers, slot 0 replaced %v", c.s.Workers(), c.s.slot(0) != slot0)
+		if b, _ := c.s.blockedNow(0); !b || c.s.Load().Sleeping() != 1 {
+			t.Fatalf("Grow disturbed the sleeper: blocked %v, counters %v", b, c.s.Load())
+		}
+		for i := 1; i < 4; i++ {
+			c.start(i, !byPost)
+		}
+		c.waitAsleep(t, 0, 1, 2, 3)
+		if got := c.s.Load(); got.Sleeping() != 4 || got.Inactive() != 4 {
+			t.Fatalf("four sleepers: counters %v", got)
+		}
+		if byPost {
+			c.jobs.Add(4)
+			c.s.NewInjectedJobs(4, false)
+		} else {
+			c.s.WakeAll()
+		}
+		// The wakers take the sleepers off the count at once.
+		if got := c.s.Load().Sleeping(); got != 0 {
+			t.Fatalf("%d still sleeping after the wake-up", got)
+		}
+		for i := range 4 {
+			if b, _ := c.s.blockedNow(i); b {
+				t.Fatalf("worker %d still blocked after the wake-up", i)
 			}
-			if b, _ := c.s.blockedNow(0); !b || c.s.Load().Sleeping() != 1 {
-				t.Fatalf("Grow disturbed the sleeper: blocked %v, counters %v", b, c.s.Load())
-			}
-			for i := 1; i < 4; i++ {
-				c.start(i, !byPost)
-			}
-			c.waitAsleep(t, 0, 1, 2, 3)
-			if got := c.s.Load(); got.Sleeping() != 4 || got.Inactive() != 4 {
-				t.Fatalf("four sleepers: counters %v", got)
-			}
-			if byPost {
-				c.jobs.Add(4)
-				c.s.NewInjectedJobs(4, false)
-			} else {
-				c.s.WakeAll()
-			}
-			// The wakers take the sleepers off the count at once.
-			if got := c.s.Load().Sleeping(); got != 0 {
-				t.Fatalf("%d still sleeping after the wake-up", got)
-			}
-			for i := range 4 {
-				if b, _ := c.s.blockedNow(i); b {
-					t.Fatalf("worker %d still blocked after the wake-up", i)
-				}
-			}
-			c.wait(t)
-			if byPost && c.ran.Load() != 4 || !byPost && c.woken.Load() != 4 {
-				t.Fatalf("ran %d, woken %d", c.ran.Load(), c.woken.Load())
-			}
-			if got := c.s.Load(); got.Sleeping() != 0 || got.Inactive() != 0 {
-				t.Fatalf("final counters %v", got)
-			}
-		})
-	}
+		}
+		c.wait(t)
+		if byPost && c.ran.Load() != 4 || !byPost && c.woken.Load() != 4 {
+			t.Fatalf("ran %d, woken %d", c.ran.Load(), c.woken.Load())
+		}
+		if got := c.s.Load(); got.Sleeping() != 0 || got.Inactive() != 0 {
+			t.Fatalf("final counters %v", got)
+		}
+	})
 }
 
 func TestGrowLimit(t *testing.T) {

@@ -28,10 +28,7 @@ import (
 // group and never runs one itself (a Goexit there would end the test).
 func TestGoexitOnWorkers(t *testing.T) {
 	needGID(t)
-	n := 600
-	if testing.Short() || raceEnabled {
-		n = 150
-	}
+	n := scale(600, 150)
 	for _, limit := range []int{1, 2, -1} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			base := runtime.NumGoroutine()
@@ -70,9 +67,7 @@ func TestGoexitOnWorkers(t *testing.T) {
 					})
 					<-started
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 				wantExit := int64((n + 2) / 3)
 				if e, r := exited.Load(), returned.Load(); e != wantExit || r != int64(n)-wantExit {
 					t.Errorf("exited %d, returned %d; want %d, %d", e, r, wantExit, int64(n)-wantExit)
@@ -108,50 +103,42 @@ func TestGoexitOnWorkers(t *testing.T) {
 // nothing leaks.
 func TestGoexitInNestedWait(t *testing.T) {
 	needGID(t)
-	for _, limit := range []int{1, -1} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guardPool(t, func() {
-				var g Group
-				g.SetLimit(limit)
-				const outer, inner = 6, 9
-				var innerStarted, innerExited, innerReturned, outerStarted atomic.Int64
-				for range outer {
-					g.Go(func() error {
-						outerStarted.Add(1)
-						var n Group
-						for j := range inner {
-							n.Go(func() error {
-								innerStarted.Add(1)
-								if j%3 == 1 && current() != nil {
-									defer innerExited.Add(1)
-									runtime.Goexit()
-								}
-								innerReturned.Add(1)
-								return nil
-							})
+	forLimits(t, []int{1, -1}, func(t *testing.T, limit int) {
+		var g Group
+		g.SetLimit(limit)
+		const outer, inner = 6, 9
+		var innerStarted, innerExited, innerReturned, outerStarted atomic.Int64
+		for range outer {
+			g.Go(func() error {
+				outerStarted.Add(1)
+				var n Group
+				for j := range inner {
+					n.Go(func() error {
+						innerStarted.Add(1)
+						if j%3 == 1 && current() != nil {
+							defer innerExited.Add(1)
+							runtime.Goexit()
 						}
-						n.Wait()
+						innerReturned.Add(1)
 						return nil
 					})
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-				if got := outerStarted.Load(); got != outer {
-					t.Errorf("%d outer tasks ran, want %d", got, outer)
-				}
-				// An outer task whose Wait was unwound by a Goexit waits for
-				// the rest of its nested group before it ends (see
-				// Group.helpUntilDone), so every nested task is done by now.
-				if s, e, r := innerStarted.Load(), innerExited.Load(), innerReturned.Load(); s != outer*inner || e+r != outer*inner {
-					t.Errorf("nested tasks: started %d, exited %d, returned %d; want %d started, each exited or returned", s, e, r, outer*inner)
-				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("second Wait() = %v", err)
-				}
+				n.Wait()
+				return nil
 			})
-		})
-	}
+		}
+		wantNil(t, "Wait()", g.Wait())
+		if got := outerStarted.Load(); got != outer {
+			t.Errorf("%d outer tasks ran, want %d", got, outer)
+		}
+		// An outer task whose Wait was unwound by a Goexit waits for
+		// the rest of its nested group before it ends (see
+		// Group.helpUntilDone), so every nested task is done by now.
+		if s, e, r := innerStarted.Load(), innerExited.Load(), innerReturned.Load(); s != outer*inner || e+r != outer*inner {
+			t.Errorf("nested tasks: started %d, exited %d, returned %d; want %d started, each exited or returned", s, e, r, outer*inner)
+		}
+		wantNil(t, "second Wait()", g.Wait())
+	})
 }
 
 // TestGoexitInNestedWaitEndsWaiter: in errgroup a runtime.Goexit ends only
@@ -165,61 +152,42 @@ func TestGoexitInNestedWait(t *testing.T) {
 // GOMAXPROCS 1 and an idle pool at the start there is one worker, so the
 // helper is the one that runs the Goexit: the outcome is deterministic.
 func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
-	for _, where := range []string{"Wait"} {
-		t.Run(where, func(t *testing.T) {
-			testkit.SetProcs(t, 1)
-			guardPool(t, func() {
-				checkRetired(t)
-				var g Group
-				var innerDone, afterWait atomic.Int64
-				var reached string
-				outerDone := make(chan struct{})
-				g.Go(func() error {
-					defer close(outerDone) // runs on Goexit too
-					var n Group
-					exiting := func() error {
-						defer innerDone.Add(1)
-						runtime.Goexit()
-						return nil
-					}
-					plain := func() error { innerDone.Add(1); return nil }
-					switch where {
-					case "Wait":
-						n.Go(plain)
-						n.Go(exiting)
-						reached = "before n.Wait"
-						n.Wait() // helps: runs exiting on this goroutine
-					case "limited-Go":
-						n.SetLimit(1)
-						n.Go(plain)
-						n.Go(exiting) // at the limit: runs plain first
-						reached = "before the third n.Go"
-						n.Go(plain) // at the limit: runs exiting here
-						reached = "before n.Wait"
-						n.Wait()
-					}
-					reached = "after n.Wait"
-					afterWait.Add(1)
+	t.Run("Wait", func(t *testing.T) {
+		testkit.SetProcs(t, 1)
+		guardPool(t, func() {
+			checkRetired(t)
+			var g Group
+			var innerDone, afterWait atomic.Int64
+			var reached string
+			outerDone := make(chan struct{})
+			g.Go(func() error {
+				defer close(outerDone) // runs on Goexit too
+				var n Group
+				n.Go(func() error { innerDone.Add(1); return nil })
+				n.Go(func() error {
+					defer innerDone.Add(1)
+					runtime.Goexit()
 					return nil
 				})
-				// Not Wait: a Wait here could take the task back and run it
-				// on this goroutine, which the Goexit would then end.
-				<-outerDone
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-				wantReached := map[string]string{"Wait": "before n.Wait", "limited-Go": "before the third n.Go"}[where]
-				if afterWait.Load() != 0 || reached != wantReached {
-					t.Errorf("after a nested task's runtime.Goexit the waiting task reached %q (after-Wait code ran %d times); "+
-						"want it ended at %q, as documented", reached, afterWait.Load(), wantReached)
-				}
-				testkit.WaitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
-				if err := g.Wait(); err != nil {
-					t.Errorf("second Wait() = %v", err)
-				}
+				reached = "before n.Wait"
+				n.Wait() // helps: runs the exiting task on this goroutine
+				reached = "after n.Wait"
+				afterWait.Add(1)
+				return nil
 			})
+			// Not Wait: a Wait here could take the task back and run it
+			// on this goroutine, which the Goexit would then end.
+			<-outerDone
+			wantNil(t, "Wait()", g.Wait())
+			const wantReached = "before n.Wait"
+			if afterWait.Load() != 0 || reached != wantReached {
+				t.Errorf("after a nested task's runtime.Goexit the waiting task reached %q (after-Wait code ran %d times); "+
+					"want it ended at %q, as documented", reached, afterWait.Load(), wantReached)
+			}
+			testkit.WaitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
+			wantNil(t, "second Wait()", g.Wait())
 		})
-	}
+	})
 }
 
 // TestGoexitOutsideEndsCaller: a task that a goroutine outside the pool
@@ -231,35 +199,28 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 // runs its newest task itself before any worker gets the processor; should
 // a worker win that race now and then, the attempt is made again.
 func TestGoexitOutsideEndsCaller(t *testing.T) {
-	needGID(t)
-	for _, where := range []string{"Wait"} {
-		t.Run(where, func(t *testing.T) {
-			testkit.SetProcs(t, 1)
-			guardPool(t, func() {
-				const attempts = 20
-				built := 0
-				for range attempts {
-					if goexitOutside(t, where) {
-						built++
-					}
+	t.Run("Wait", func(t *testing.T) {
+		onOneProc(t, func() {
+			const attempts = 20
+			built := 0
+			for range attempts {
+				if goexitOutside(t) {
+					built++
 				}
-				if built == 0 {
-					t.Errorf("in %d attempts the exiting task never ran on the goroutine that waited", attempts)
-				}
-				t.Logf("%d of %d attempts ran the exiting task on the waiting goroutine", built, attempts)
-			})
+			}
+			if built == 0 {
+				t.Errorf("in %d attempts the exiting task never ran on the goroutine that waited", attempts)
+			}
+			t.Logf("%d of %d attempts ran the exiting task on the waiting goroutine", built, attempts)
 		})
-	}
+	})
 }
 
 // goexitOutside makes one attempt of TestGoexitOutsideEndsCaller and
 // reports whether the exiting task ran on the goroutine that waited.
-func goexitOutside(t *testing.T, where string) bool {
+func goexitOutside(t *testing.T) bool {
 	t.Helper()
 	var g Group
-	if where == "limited-Go" {
-		g.SetLimit(1)
-	}
 	var plainRan, exitedOn atomic.Int64
 	var after atomic.Bool
 	var callerID atomic.Int64
@@ -267,40 +228,27 @@ func goexitOutside(t *testing.T, where string) bool {
 	go func() {
 		defer close(done)
 		callerID.Store(gid.Current())
-		exiting := func() error {
+		g.Go(func() error { plainRan.Add(1); return nil })
+		g.Go(func() error {
 			exitedOn.Store(gid.Current())
 			runtime.Goexit()
 			return nil
-		}
-		plain := func() error { plainRan.Add(1); return nil }
-		switch where {
-		case "Wait":
-			g.Go(plain)
-			g.Go(exiting)
-			g.Wait() // takes exiting back (the newest) and runs it
-		case "limited-Go":
-			g.Go(exiting)
-			g.Go(plain) // full: runs exiting while it waits
-		}
+		})
+		g.Wait() // takes the exiting task back (the newest) and runs it
 		after.Store(true)
 	}()
 	<-done
 	onCaller := exitedOn.Load() == callerID.Load()
-	wantPlain := int64(1)
 	switch {
 	case onCaller && after.Load():
-		t.Errorf("%s: the caller went on after a task it ran called Goexit", where)
+		t.Errorf("the caller went on after a task it ran called Goexit")
 	case onCaller && runners.has(callerID.Load()):
-		t.Errorf("%s: the ended caller is still in runners", where)
-	case onCaller && where == "limited-Go":
-		wantPlain = 0 // its Go never returned, so it was never queued
+		t.Errorf("the ended caller is still in runners")
 	}
 	testkit.WaitUntil(t, "the group's count reaches zero", func() bool { return g.count() == 0 })
-	if err := g.Wait(); err != nil {
-		t.Errorf("%s: Wait() = %v", where, err)
-	}
-	if got := plainRan.Load(); got != wantPlain {
-		t.Errorf("%s: %d plain tasks ran, want %d (exiting task on the caller: %v)", where, got, wantPlain, onCaller)
+	wantNil(t, "Wait()", g.Wait())
+	if got := plainRan.Load(); got != 1 {
+		t.Errorf("%d plain tasks ran, want 1 (exiting task on the caller: %v)", got, onCaller)
 	}
 	return onCaller
 }

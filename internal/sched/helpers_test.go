@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +19,46 @@ import (
 func needGID(t *testing.T) {
 	if !gid.Trusted() {
 		t.Skip("goroutine ids are not trusted here: every caller counts as an outsider")
+	}
+}
+
+// scale returns long, or short under -short or the race detector.
+func scale(long, short int) int {
+	if testing.Short() || raceEnabled {
+		return short
+	}
+	return long
+}
+
+// wantNil fails t unless err, the result of what (a call such as
+// "g.Wait()"), is nil.
+func wantNil(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%s = %v", what, err)
+	}
+}
+
+// forProcs runs f as one subtest "procs=N" for each N in procs, with
+// GOMAXPROCS set to N, under guardPool.
+func forProcs(t *testing.T, procs []int, f func(t *testing.T, procs int)) {
+	t.Helper()
+	for _, p := range procs {
+		t.Run(fmt.Sprintf("procs=%d", p), func(t *testing.T) {
+			testkit.SetProcs(t, p)
+			guardPool(t, func() { f(t, p) })
+		})
+	}
+}
+
+// forLimits runs f as one subtest "limit=N" for each N in limits, under
+// guardPool.
+func forLimits(t *testing.T, limits []int, f func(t *testing.T, limit int)) {
+	t.Helper()
+	for _, limit := range limits {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			guardPool(t, func() { f(t, limit) })
+		})
 	}
 }
 

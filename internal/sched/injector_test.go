@@ -290,10 +290,7 @@ func TestQueueSteadyStateAllocs(t *testing.T) {
 // order they were pushed. With a single consumer, each producer's tasks
 // come out in push order overall.
 func TestQueueConcurrent(t *testing.T) {
-	perProducer := 20000
-	if testing.Short() || raceEnabled {
-		perProducer = 3000
-	}
+	perProducer := scale(20000, 3000)
 	for _, consumers := range []int{1, 4} {
 		const producers = 4
 		n := producers * perProducer
@@ -304,21 +301,17 @@ func TestQueueConcurrent(t *testing.T) {
 		var wg sync.WaitGroup
 		testkit.Guard(t, func() {
 			for p := range producers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for i := range perProducer {
 						q.push(ts[p*perProducer+i])
 						if i%64 == 0 {
 							runtime.Gosched()
 						}
 					}
-				}()
+				})
 			}
 			for c := range consumers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					dst := make([]job, 1+c*21)
 					last := make([]int, producers)
 					for i := range last {
@@ -357,7 +350,7 @@ func TestQueueConcurrent(t *testing.T) {
 						}
 						total.Add(int64(k))
 					}
-				}()
+				})
 			}
 			wg.Wait()
 		})
@@ -617,10 +610,7 @@ func TestQueueUnpushModel(t *testing.T) {
 // task is taken exactly once, by a consumer or by its own producer's
 // unpushIf: none is lost, none is taken twice.
 func TestQueueUnpushConcurrent(t *testing.T) {
-	perProducer := 20000
-	if testing.Short() || raceEnabled {
-		perProducer = 3000
-	}
+	perProducer := scale(20000, 3000)
 	const producers, consumers = 4, 3
 	n := producers * perProducer
 	groups := make([]Group, producers)
@@ -630,9 +620,7 @@ func TestQueueUnpushConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	testkit.Guard(t, func() {
 		for p := range producers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				r := rand.New(rand.NewPCG(uint64(p), 5))
 				for i := range perProducer {
 					id := p*perProducer + i
@@ -656,12 +644,10 @@ func TestQueueUnpushConcurrent(t *testing.T) {
 						runtime.Gosched()
 					}
 				}
-			}()
+			})
 		}
 		for range consumers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				dst := make([]job, 16)
 				for total.Load() < int64(n) {
 					k := q.popBatch(dst)
@@ -680,7 +666,7 @@ func TestQueueUnpushConcurrent(t *testing.T) {
 					}
 					total.Add(int64(k))
 				}
-			}()
+			})
 		}
 		wg.Wait()
 	})

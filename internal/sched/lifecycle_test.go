@@ -39,48 +39,29 @@ func TestLifecycleBurstRetires(t *testing.T) {
 		})
 		const submitters, fanOut = 8, 16
 		var ran atomic.Int64
-		var wg sync.WaitGroup
-		for sub := range submitters {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for round := range 4 {
-					var g Group
-					switch (sub + round) % 3 {
-					case 1:
-						g.SetLimit(2)
-					}
-					// A fan-out of blocking tasks: none finishes before all
-					// have started, so the pool must grow.
-					if g.limit == 0 {
-						var started atomic.Int64
-						all := make(chan struct{})
-						for range fanOut {
-							g.Go(func() error {
-								if started.Add(1) == fanOut {
-									close(all)
-								}
-								<-all
-								ran.Add(1)
-								return nil
-							})
-						}
-					}
-					for range 50 {
-						g.Go(func() error {
-							var n Group
-							n.Go(func() error { ran.Add(1); return nil })
-							ran.Add(1)
-							return n.Wait()
-						})
-					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v", err)
-					}
+		testkit.Parallel(submitters, func(sub int) {
+			for round := range 4 {
+				var g Group
+				switch (sub + round) % 3 {
+				case 1:
+					g.SetLimit(2)
 				}
-			}()
-		}
-		wg.Wait()
+				// A fan-out of blocking tasks: none finishes before all
+				// have started, so the pool must grow.
+				if g.limit == 0 {
+					testkit.FanOut(&g, fanOut, func() { ran.Add(1) })
+				}
+				for range 50 {
+					g.Go(func() error {
+						var n Group
+						n.Go(func() error { ran.Add(1); return nil })
+						ran.Add(1)
+						return n.Wait()
+					})
+				}
+				wantNil(t, "Wait()", g.Wait())
+			}
+		})
 		checkRetired(t)
 		s.stop()
 		t.Logf("%d tasks; at most %d live workers; watchdog seen: %v", ran.Load(), live.hi.Load(), watched.Load())
@@ -121,10 +102,7 @@ func goroutinesCreated(t *testing.T) uint64 {
 // create at least one per group). A count, not a time: a pause longer than
 // the linger (a loaded machine) only costs a few more.
 func TestLifecycleWorkersReused(t *testing.T) {
-	groups := 2000
-	if testing.Short() || raceEnabled {
-		groups = 500
-	}
+	groups := scale(2000, 500)
 	guardPool(t, func() {
 		checkRetired(t)
 		run := func() (onWorkers int64) {
@@ -143,9 +121,7 @@ func TestLifecycleWorkersReused(t *testing.T) {
 				})
 			}
 			wg.Wait() // not Wait first: the tasks must run on workers
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 			return on.Load()
 		}
 		run() // warm up
@@ -205,9 +181,7 @@ func TestLifecycleFollowsGOMAXPROCS(t *testing.T) {
 			}
 		}
 		testkit.WaitUntil(t, "the queued tasks ran", func() bool { return ran.Load() == submitted })
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 	})
 }
 
@@ -332,9 +306,7 @@ func TestPoolRetiresWithoutWait(t *testing.T) {
 		if gid.Trusted() && !onWorker.Load() {
 			t.Errorf("after the workers retired, a task did not run on a worker")
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 	})
 }
 
@@ -379,15 +351,11 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 					case "linger":
 						testkit.WaitUntil(t, "nested task done", func() bool { return nestedDone.Load() && n.count() == 0 })
 					case "wait-again":
-						if err := n.Wait(); err != nil {
-							t.Errorf("nested Wait() = %v", err)
-						}
+						wantNil(t, "nested Wait()", n.Wait())
 						if !nestedDone.Load() {
 							t.Errorf("nested Wait returned before its task finished")
 						}
-						if err := g.Wait(); err != nil {
-							t.Errorf("second Wait() = %v", err)
-						}
+						wantNil(t, "second Wait()", g.Wait())
 					}
 					if g.count() != 0 || n.count() != 0 {
 						t.Errorf("counts at the end: outer %d, nested %d", g.count(), n.count())
@@ -403,10 +371,7 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 // error, and the group can be used again.
 func TestPoolConcurrentWaits(t *testing.T) {
 	errFirst := errors.New("first")
-	rounds := 20
-	if testing.Short() || raceEnabled {
-		rounds = 5
-	}
+	rounds := scale(20, 5)
 	guardPool(t, func() {
 		var g Group
 		for round := range rounds {
@@ -484,12 +449,8 @@ func TestPoolReleasesClosures(t *testing.T) {
 			ptrs = append(ptrs, weak.Make(lobj))
 			limited.Go(func() error { sink.Add(int64(lobj.buf[1])); return nil })
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
-		if err := limited.Wait(); err != nil {
-			t.Errorf("limited Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
+		wantNil(t, "limited Wait()", limited.Wait())
 		runtime.GC()
 		runtime.GC()
 		alive := 0

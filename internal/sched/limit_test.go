@@ -26,10 +26,7 @@ import (
 // tasks of another group keeps many more workers than n alive meanwhile,
 // so the bound cannot come from a shortage of workers.
 func TestLimitBoundsRunningTasks(t *testing.T) {
-	tasks := 400
-	if testing.Short() || raceEnabled {
-		tasks = 120
-	}
+	tasks := scale(400, 120)
 	procs := runtime.GOMAXPROCS(0)
 	for _, crowd := range []bool{false, true} {
 		for _, limit := range []int{1, 2, 3, procs + 2} {
@@ -86,13 +83,9 @@ func TestLimitBoundsRunningTasks(t *testing.T) {
 					for i := range tasks {
 						g.Go(body(i))
 					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 					close(crowdGate)
-					if err := other.Wait(); err != nil {
-						t.Errorf("crowd Wait() = %v", err)
-					}
+					wantNil(t, "crowd Wait()", other.Wait())
 					want := int64(tasks + (tasks+4)/5)
 					if got := ran.Load(); got != want {
 						t.Errorf("%d tasks ran, want %d", got, want)
@@ -126,9 +119,7 @@ func TestLimitReuseNewLimit(t *testing.T) {
 					return nil
 				})
 			}
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait() = %v", err)
-			}
+			wantNil(t, "Wait()", g.Wait())
 			if limit > 0 {
 				if hi := running.hi.Load(); hi > int64(limit) {
 					t.Errorf("limit %d: %d tasks at once", limit, hi)
@@ -149,78 +140,70 @@ func TestLimitReuseNewLimit(t *testing.T) {
 // group's tasks that they can reach).
 func TestLimitParkingInNestedWait(t *testing.T) {
 	needGID(t)
-	for _, limit := range []int{1, 2} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guardPool(t, func() {
-				var g Group
-				g.SetLimit(limit)
-				const inside, outside = 20, 20
-				var running maxGauge
-				var ran, outsideRan atomic.Int64
-				var bRan atomic.Int64
-				var parkedSeen atomic.Int64
-				groupTask := func(extra func()) func() error {
-					return func() error {
-						running.enter()
-						defer running.exit()
-						if extra != nil {
-							extra()
-						}
-						ran.Add(1)
-						return nil
+	forLimits(t, []int{1, 2}, func(t *testing.T, limit int) {
+		var g Group
+		g.SetLimit(limit)
+		const inside, outside = 20, 20
+		var running maxGauge
+		var ran, outsideRan atomic.Int64
+		var bRan atomic.Int64
+		var parkedSeen atomic.Int64
+		groupTask := func(extra func()) func() error {
+			return func() error {
+				running.enter()
+				defer running.exit()
+				if extra != nil {
+					extra()
+				}
+				ran.Add(1)
+				return nil
+			}
+		}
+		aStarted := make(chan struct{})
+		var outsiders sync.WaitGroup
+		for a := range limit {
+			g.Go(groupTask(func() {
+				var n Group
+				n.Go(func() error {
+					if sl := g.slow.Load(); sl != nil {
+						parkedSeen.Store(max(parkedSeen.Load(), sl.nParked.Load()))
 					}
+					bRan.Add(1)
+					return nil
+				})
+				for range inside {
+					g.Go(groupTask(nil))
 				}
-				aStarted := make(chan struct{})
-				var outsiders sync.WaitGroup
-				for a := range limit {
-					g.Go(groupTask(func() {
-						var n Group
-						n.Go(func() error {
-							if sl := g.slow.Load(); sl != nil {
-								parkedSeen.Store(max(parkedSeen.Load(), sl.nParked.Load()))
-							}
-							bRan.Add(1)
-							return nil
-						})
-						for range inside {
-							g.Go(groupTask(nil))
-						}
-						if a == 0 {
-							close(aStarted)
-						}
-						if err := n.Wait(); err != nil {
-							t.Errorf("nested Wait() = %v", err)
-						}
-					}))
+				if a == 0 {
+					close(aStarted)
 				}
-				<-aStarted
-				for range outside {
-					outsiders.Add(1)
-					go func() {
-						defer outsiders.Done()
-						g.Go(groupTask(func() { outsideRan.Add(1) }))
-					}()
-				}
-				outsiders.Wait()
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-				if got, want := ran.Load(), int64(limit*(1+inside)+outside); got != want {
-					t.Errorf("%d tasks of the group ran, want %d", got, want)
-				}
-				if got := outsideRan.Load(); got != outside {
-					t.Errorf("%d tasks from outside ran, want %d", got, outside)
-				}
-				if got := bRan.Load(); got != int64(limit) {
-					t.Errorf("%d nested tasks ran, want %d", got, limit)
-				}
-				if hi := running.hi.Load(); hi > int64(limit) {
-					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
-				}
-				t.Logf("at most %d tasks parked while a nested task ran", parkedSeen.Load())
-			})
-		})
-	}
+				wantNil(t, "nested Wait()", n.Wait())
+			}))
+		}
+		<-aStarted
+		for range outside {
+			outsiders.Add(1)
+			go func() {
+				defer outsiders.Done()
+				g.Go(groupTask(func() { outsideRan.Add(1) }))
+			}()
+		}
+		outsiders.Wait()
+		wantNil(t, "Wait()", g.Wait())
+		if got, want := ran.Load(), int64(limit*(1+inside)+outside); got != want {
+			t.Errorf("%d tasks of the group ran, want %d", got, want)
+		}
+		if got := outsideRan.Load(); got != outside {
+			t.Errorf("%d tasks from outside ran, want %d", got, outside)
+		}
+		if got := bRan.Load(); got != int64(limit) {
+			t.Errorf("%d nested tasks ran, want %d", got, limit)
+		}
+		if hi := running.hi.Load(); hi > int64(limit) {
+			t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
+		}
+		t.Logf("at most %d tasks parked while a nested task ran", parkedSeen.Load())
+	})
 }
 
 // TestLimitNestedGroupOwnLimit: a nested group with a limit of its own,
@@ -259,9 +242,7 @@ func TestLimitNestedGroupOwnLimit(t *testing.T) {
 				return n.Wait()
 			})
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		if got, want := ran.Load(), int64(outer*perGroup*2); got != want {
 			t.Errorf("%d tasks ran, want %d", got, want)
 		}
@@ -308,57 +289,49 @@ func TestLimitRunningCountPacked(t *testing.T) {
 // group's tasks execute at once all the same.
 func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
 	needGID(t)
-	for _, limit := range []int{1, 2} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			guardPool(t, func() {
-				var g Group
-				g.SetLimit(limit)
-				var holders atomic.Int64
-				var running maxGauge
-				// The holders wait for the task below, which calls g.Go:
-				// errgroup's Go would block there, waiting for a slot that
-				// only its own return frees.
-				submitted := make(chan struct{})
-				for range limit {
-					g.Go(func() error {
-						running.enter()
-						defer running.exit()
-						holders.Add(1)
-						<-submitted
-						return nil
-					})
-				}
-				testkit.WaitUntil(t, "the holders hold every slot", func() bool { return holders.Load() == int64(limit) })
-				var extraRan atomic.Int64
-				var other Group
-				other.Go(func() error {
-					for range 5 {
-						g.Go(func() error {
-							running.enter()
-							defer running.exit()
-							extraRan.Add(1)
-							return nil
-						})
-					}
-					close(submitted)
+	forLimits(t, []int{1, 2}, func(t *testing.T, limit int) {
+		var g Group
+		g.SetLimit(limit)
+		var holders atomic.Int64
+		var running maxGauge
+		// The holders wait for the task below, which calls g.Go:
+		// errgroup's Go would block there, waiting for a slot that
+		// only its own return frees.
+		submitted := make(chan struct{})
+		for range limit {
+			g.Go(func() error {
+				running.enter()
+				defer running.exit()
+				holders.Add(1)
+				<-submitted
+				return nil
+			})
+		}
+		testkit.WaitUntil(t, "the holders hold every slot", func() bool { return holders.Load() == int64(limit) })
+		var extraRan atomic.Int64
+		var other Group
+		other.Go(func() error {
+			for range 5 {
+				g.Go(func() error {
+					running.enter()
+					defer running.exit()
+					extraRan.Add(1)
 					return nil
 				})
-				<-submitted
-				if err := other.Wait(); err != nil {
-					t.Errorf("other.Wait() = %v", err)
-				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-				if got := extraRan.Load(); got != 5 {
-					t.Errorf("%d of the tasks queued above the limit ran, want 5", got)
-				}
-				if hi := running.hi.Load(); hi > int64(limit) {
-					t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
-				}
-			})
+			}
+			close(submitted)
+			return nil
 		})
-	}
+		<-submitted
+		wantNil(t, "other.Wait()", other.Wait())
+		wantNil(t, "Wait()", g.Wait())
+		if got := extraRan.Load(); got != 5 {
+			t.Errorf("%d of the tasks queued above the limit ran, want 5", got)
+		}
+		if hi := running.hi.Load(); hi > int64(limit) {
+			t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
+		}
+	})
 }
 
 // TestOutsideNestedGoDoesNotBlock: a task that a goroutine outside the pool
@@ -368,65 +341,51 @@ func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
 // under SetLimit, which would deadlock errgroup), it sets the task aside
 // until a slot frees, and at most limit tasks of the group execute at once.
 func TestOutsideNestedGoDoesNotBlock(t *testing.T) {
-	needGID(t)
-	for _, where := range []string{"Wait"} {
-		t.Run(where, func(t *testing.T) {
-			testkit.SetProcs(t, 1)
-			guardPool(t, func() {
-				checkRetired(t)
-				me := gid.Current()
-				const attempts = 10
-				built := 0
-				for range attempts {
-					var g Group
-					g.SetLimit(1)
-					var running maxGauge
-					var ranHere atomic.Bool
-					var children atomic.Int64
-					child := func() error {
-						running.enter()
-						defer running.exit()
-						children.Add(1)
-						return nil
-					}
-					parent := func() error {
-						running.enter()
-						defer running.exit()
-						if gid.Current() == me {
-							ranHere.Store(true)
-						}
-						for range 3 {
-							g.Go(child) // full: the slot is this task's
-						}
-						return nil
-					}
-					g.Go(parent)
-					if where == "limited-Go" {
-						g.Go(child) // full: runs parent here while it waits
-					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v", err)
-					}
-					want := int64(3)
-					if where == "limited-Go" {
-						want = 4
-					}
-					if got := children.Load(); got != want {
-						t.Errorf("%d child tasks ran, want %d", got, want)
-					}
-					if hi := running.hi.Load(); hi > 1 {
-						t.Errorf("%d tasks of a group limited to 1 executed at once", hi)
-					}
-					if ranHere.Load() {
-						built++
-					}
+	t.Run("Wait", func(t *testing.T) {
+		onOneProc(t, func() {
+			me := gid.Current()
+			const attempts = 10
+			built := 0
+			for range attempts {
+				var g Group
+				g.SetLimit(1)
+				var running maxGauge
+				var ranHere atomic.Bool
+				var children atomic.Int64
+				child := func() error {
+					running.enter()
+					defer running.exit()
+					children.Add(1)
+					return nil
 				}
-				if built == 0 {
-					t.Errorf("in %d attempts the parent task never ran on the test goroutine: the test no longer builds its case", attempts)
+				parent := func() error {
+					running.enter()
+					defer running.exit()
+					if gid.Current() == me {
+						ranHere.Store(true)
+					}
+					for range 3 {
+						g.Go(child) // full: the slot is this task's
+					}
+					return nil
 				}
-			})
+				g.Go(parent)
+				wantNil(t, "Wait()", g.Wait())
+				if got := children.Load(); got != 3 {
+					t.Errorf("%d child tasks ran, want 3", got)
+				}
+				if hi := running.hi.Load(); hi > 1 {
+					t.Errorf("%d tasks of a group limited to 1 executed at once", hi)
+				}
+				if ranHere.Load() {
+					built++
+				}
+			}
+			if built == 0 {
+				t.Errorf("in %d attempts the parent task never ran on the test goroutine: the test no longer builds its case", attempts)
+			}
 		})
-	}
+	})
 }
 
 // TestOutsideGoOnFullGroupWaitsForSlotOnly: a Go from outside on a full
@@ -439,39 +398,32 @@ func TestOutsideNestedGoDoesNotBlock(t *testing.T) {
 // caller is released after the hang bound, so a failure does not hang the
 // test binary.
 func TestOutsideGoOnFullGroupWaitsForSlotOnly(t *testing.T) {
-	for _, procs := range []int{1, 2} {
-		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			testkit.SetProcs(t, procs)
-			guardPool(t, func() {
-				checkRetired(t)
-				var g Group
-				g.SetLimit(2)
-				aStarted, releaseA := make(chan struct{}), make(chan struct{})
-				g.Go(func() error { close(aStarted); <-releaseA; return nil })
-				<-aStarted
-				afterA := time.AfterFunc(10*time.Millisecond, func() { close(releaseA) })
-				defer afterA.Stop()
-				ch := make(chan struct{})
-				var closeCh sync.Once
-				returned := make(chan struct{})
-				go func() {
-					defer close(returned)
-					g.Go(func() error { <-ch; return nil }) // B
-					g.Go(func() error { return nil })       // full: must wait for A's slot
-					closeCh.Do(func() { close(ch) })
-				}()
-				const bound = 5 * time.Second // a hang bound: errgroup takes about 10 ms
-				select {
-				case <-returned:
-				case <-time.After(bound):
-					t.Errorf("a Go on a full limited group did not return within %v although a slot freed after 10 ms; all goroutines:\n%s", bound, testkit.Stacks())
-					closeCh.Do(func() { close(ch) }) // release the caller
-					<-returned
-				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-			})
-		})
-	}
+	forProcs(t, []int{1, 2}, func(t *testing.T, procs int) {
+		checkRetired(t)
+		var g Group
+		g.SetLimit(2)
+		aStarted, releaseA := make(chan struct{}), make(chan struct{})
+		g.Go(func() error { close(aStarted); <-releaseA; return nil })
+		<-aStarted
+		afterA := time.AfterFunc(10*time.Millisecond, func() { close(releaseA) })
+		defer afterA.Stop()
+		ch := make(chan struct{})
+		var closeCh sync.Once
+		returned := make(chan struct{})
+		go func() {
+			defer close(returned)
+			g.Go(func() error { <-ch; return nil }) // B
+			g.Go(func() error { return nil })       // full: must wait for A's slot
+			closeCh.Do(func() { close(ch) })
+		}()
+		const bound = 5 * time.Second // a hang bound: errgroup takes about 10 ms
+		select {
+		case <-returned:
+		case <-time.After(bound):
+			t.Errorf("a Go on a full limited group did not return within %v although a slot freed after 10 ms; all goroutines:\n%s", bound, testkit.Stacks())
+			closeCh.Do(func() { close(ch) }) // release the caller
+			<-returned
+		}
+		wantNil(t, "Wait()", g.Wait())
+	})
 }

@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -48,16 +47,12 @@ func TestRoutingGoInsideTaskUsesDeque(t *testing.T) {
 		// Not Wait yet: a Wait could take the task back from the injector
 		// and run it here, outside the pool.
 		<-done
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		n := nested.Load()
 		if n == nil {
 			t.Fatal("outer task did not run to its end")
 		}
-		if err := n.Wait(); err != nil {
-			t.Errorf("nested Wait() = %v", err)
-		}
+		wantNil(t, "nested Wait()", n.Wait())
 		if got := ran.Load(); got != 2*k {
 			t.Errorf("%d inner tasks ran, want %d", got, 2*k)
 		}
@@ -99,9 +94,7 @@ func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 		})
 		const want = 4 + 16 + 64 + 256
 		testkit.WaitUntil(t, "every task ran", func() bool { return ran.Load() == want && g.count() == 0 })
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		if n := outside.Load(); n != 0 {
 			t.Errorf("%d tasks ran outside the pool although nobody waited", n)
 		}
@@ -140,12 +133,8 @@ func TestRoutingOutsideGoUsesInjector(t *testing.T) {
 			t.Errorf("after an outside Go the injector holds %d tasks, want %d", got, total+1)
 		}
 		close(release)
-		if err := n.Wait(); err != nil {
-			t.Errorf("n.Wait() = %v", err)
-		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("g.Wait() = %v", err)
-		}
+		wantNil(t, "n.Wait()", n.Wait())
+		wantNil(t, "g.Wait()", g.Wait())
 		if got := ran.Load(); got != 2 {
 			t.Errorf("%d nested tasks ran, want 2", got)
 		}
@@ -160,37 +149,29 @@ func TestTasksRunOnWorkersOrRunners(t *testing.T) {
 	needGID(t)
 	guardPool(t, func() {
 		var bad atomic.Int64
-		var wg sync.WaitGroup
 		check := func() {
 			if current() == nil && !runners.has(gid.Current()) {
 				bad.Add(1)
 			}
 		}
-		for s := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range 50 {
-					var g Group
-					if s%2 == 1 {
-						g.SetLimit(s)
-					}
-					for range 10 {
-						g.Go(func() error {
-							check()
-							var n Group
-							n.Go(func() error { check(); return nil })
-							n.Go(func() error { check(); return nil })
-							return n.Wait()
-						})
-					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v", err)
-					}
+		testkit.Parallel(8, func(s int) {
+			for range 50 {
+				var g Group
+				if s%2 == 1 {
+					g.SetLimit(s)
 				}
-			}()
-		}
-		wg.Wait()
+				for range 10 {
+					g.Go(func() error {
+						check()
+						var n Group
+						n.Go(func() error { check(); return nil })
+						n.Go(func() error { check(); return nil })
+						return n.Wait()
+					})
+				}
+				wantNil(t, "Wait()", g.Wait())
+			}
+		})
 		if n := bad.Load(); n != 0 {
 			t.Errorf("%d tasks ran outside the pool on a goroutine not in runners", n)
 		}

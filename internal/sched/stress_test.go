@@ -94,89 +94,74 @@ func TestChurnLostWakeups(t *testing.T) {
 	if testing.Short() {
 		groups = 500
 	}
-	for _, procs := range []int{1, 2, 4} {
-		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			testkit.SetProcs(t, procs)
-			guardPool(t, func() {
-				var c churn
-				r := rand.New(rand.NewPCG(uint64(procs), 99))
-				for i := range groups {
-					var g Group
-					switch i % 8 {
-					case 3:
-						g.SetLimit(1)
-					case 5:
-						g.SetLimit(2)
-					}
-					k := 1 + r.IntN(4)
-					for j := range k {
-						g.Go(c.task(&g, r.Uint64(), r.IntN(3)))
-						if j < k-1 {
-							gap(r)
-						}
-					}
-					if r.IntN(4) == 0 {
-						gap(r) // let the workers go idle before Wait
-					}
-					if err := g.Wait(); err != nil {
-						t.Fatalf("group %d: Wait() = %v", i, err)
-					}
-					if c.ran.Load() != c.submitted.Load() {
-						t.Fatalf("group %d: Wait returned with %d of %d tasks run", i, c.ran.Load(), c.submitted.Load())
-					}
-					if n := c.twice.Load(); n != 0 {
-						t.Fatalf("group %d: %d tasks ran twice", i, n)
-					}
+	forProcs(t, []int{1, 2, 4}, func(t *testing.T, procs int) {
+		var c churn
+		r := rand.New(rand.NewPCG(uint64(procs), 99))
+		for i := range groups {
+			var g Group
+			switch i % 8 {
+			case 3:
+				g.SetLimit(1)
+			case 5:
+				g.SetLimit(2)
+			}
+			k := 1 + r.IntN(4)
+			for j := range k {
+				g.Go(c.task(&g, r.Uint64(), r.IntN(3)))
+				if j < k-1 {
+					gap(r)
 				}
-				t.Logf("%d groups, %d tasks", groups, c.submitted.Load())
-			})
-		})
-	}
+			}
+			if r.IntN(4) == 0 {
+				gap(r) // let the workers go idle before Wait
+			}
+			if err := g.Wait(); err != nil {
+				t.Fatalf("group %d: Wait() = %v", i, err)
+			}
+			if c.ran.Load() != c.submitted.Load() {
+				t.Fatalf("group %d: Wait returned with %d of %d tasks run", i, c.ran.Load(), c.submitted.Load())
+			}
+			if n := c.twice.Load(); n != 0 {
+				t.Fatalf("group %d: %d tasks ran twice", i, n)
+			}
+		}
+		t.Logf("%d groups, %d tasks", groups, c.submitted.Load())
+	})
 }
 
 // TestChurnOneGroup: the same, but one long-lived group fed in bursts with
 // pauses long enough for the workers to sleep or retire, never waited on
 // until the end.
 func TestChurnOneGroup(t *testing.T) {
-	rounds := 3000
-	if testing.Short() || raceEnabled {
-		rounds = 400
-	}
-	for _, procs := range []int{1, 2, 4} {
-		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			testkit.SetProcs(t, procs)
-			guardPool(t, func() {
-				var c churn
-				var g Group
-				r := rand.New(rand.NewPCG(uint64(procs), 5))
-				var wg sync.WaitGroup
-				for i := range rounds {
-					k := 1 + r.IntN(3)
-					for range k {
-						wg.Add(1)
-						f := c.task(&g, r.Uint64(), r.IntN(3))
-						g.Go(func() error { defer wg.Done(); return f() })
-						gap(r)
-					}
-					if i%50 == 49 {
-						// Wait for this batch without Wait (which would run
-						// the group's tasks itself): only the wake-up
-						// protocol gets the tasks run.
-						wg.Wait()
-						if i%100 == 99 {
-							time.Sleep(2 * linger) // let the workers retire
-						}
-					}
+	rounds := scale(3000, 400)
+	forProcs(t, []int{1, 2, 4}, func(t *testing.T, procs int) {
+		var c churn
+		var g Group
+		r := rand.New(rand.NewPCG(uint64(procs), 5))
+		var wg sync.WaitGroup
+		for i := range rounds {
+			k := 1 + r.IntN(3)
+			for range k {
+				wg.Add(1)
+				f := c.task(&g, r.Uint64(), r.IntN(3))
+				g.Go(func() error { defer wg.Done(); return f() })
+				gap(r)
+			}
+			if i%50 == 49 {
+				// Wait for this batch without Wait (which would run
+				// the group's tasks itself): only the wake-up
+				// protocol gets the tasks run.
+				wg.Wait()
+				if i%100 == 99 {
+					time.Sleep(2 * linger) // let the workers retire
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-				if c.ran.Load() != c.submitted.Load() || c.twice.Load() != 0 {
-					t.Errorf("ran %d of %d tasks, %d twice", c.ran.Load(), c.submitted.Load(), c.twice.Load())
-				}
-			})
-		})
-	}
+			}
+		}
+		wantNil(t, "Wait()", g.Wait())
+		if c.ran.Load() != c.submitted.Load() || c.twice.Load() != 0 {
+			t.Errorf("ran %d of %d tasks, %d twice", c.ran.Load(), c.submitted.Load(), c.twice.Load())
+		}
+	})
 }
 
 // ---------------------------------------------------------------------------
@@ -393,10 +378,7 @@ func (run *progRun) task(tk *progTask, g testGroup, newGroup func() testGroup) f
 // both, and each Wait returns nil in both or, in both, the error of one of
 // its group's failing tasks (the same one when only one fails).
 func TestDifferentialAgainstReference(t *testing.T) {
-	programs := 400
-	if testing.Short() || raceEnabled {
-		programs = 150
-	}
+	programs := scale(400, 150)
 	testkit.Guard(t, func() {
 		for seed := range programs {
 			gen := &progGen{r: rand.New(rand.NewPCG(uint64(seed), 2024)), budget: 20 + seed%120}
@@ -447,10 +429,7 @@ func TestDifferentialAgainstReference(t *testing.T) {
 // between pairs catch the idle workers in every phase. The limit variant
 // adds the outside Go's wait for a slot.
 func TestChurnBlockingPairs(t *testing.T) {
-	pairs := 20000
-	if testing.Short() || raceEnabled {
-		pairs = 4000
-	}
+	pairs := scale(20000, 4000)
 	for _, procs := range []int{2, 4} {
 		for _, limit := range []int{-1, procs} {
 			t.Run(fmt.Sprintf("procs=%d/limit=%d", procs, limit), func(t *testing.T) {
@@ -471,9 +450,7 @@ func TestChurnBlockingPairs(t *testing.T) {
 							runtime.Gosched()
 						}
 					}
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 				})
 				goleak.VerifyNone(t)
 			})

@@ -47,9 +47,7 @@ func TestOutsideWaitRunsOwnTasks(t *testing.T) {
 				return nil
 			})
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		if hHere.Load() != 0 {
 			t.Errorf("g's Wait ran a task of another group")
 		}
@@ -72,9 +70,7 @@ func TestOutsideWaitRunsOwnTasks(t *testing.T) {
 			}
 		}
 		t.Logf("the Wait ran tasks %v of %d", got, k)
-		if err := h.Wait(); err != nil {
-			t.Errorf("h.Wait() = %v", err)
-		}
+		wantNil(t, "h.Wait()", h.Wait())
 	})
 }
 
@@ -103,17 +99,13 @@ func TestOutsideWaitSkipsOtherGroups(t *testing.T) {
 			close(hDone)
 			return nil
 		})
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		<-hDone // not h.Wait, which may run h's task here
 		if n := hHere.Load(); n != 0 {
 			t.Errorf("g's Wait ran a task of another group")
 		}
 		t.Logf("%d of g's 3 tasks ran on the waiting goroutine (taken from a worker's deque)", gHere.Load())
-		if err := h.Wait(); err != nil {
-			t.Errorf("h.Wait() = %v", err)
-		}
+		wantNil(t, "h.Wait()", h.Wait())
 	})
 }
 
@@ -144,13 +136,9 @@ func TestOutsideWaitStealsOwnTasks(t *testing.T) {
 			return nil
 		})
 		<-pushed
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
 		close(release)
-		if err := h.Wait(); err != nil {
-			t.Errorf("h.Wait() = %v", err)
-		}
+		wantNil(t, "h.Wait()", h.Wait())
 		if got := ran.Load(); got != k {
 			t.Errorf("%d of %d tasks ran", got, k)
 		}
@@ -201,12 +189,8 @@ func TestBlockedInWait(t *testing.T) {
 			t.Errorf("blocked = %d while the worker still waits", b)
 		}
 		close(otherGate)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait() = %v", err)
-		}
-		if err := other.Wait(); err != nil {
-			t.Errorf("other.Wait() = %v", err)
-		}
+		wantNil(t, "Wait()", g.Wait())
+		wantNil(t, "other.Wait()", other.Wait())
 		if b := global.blocked.Load(); b != 0 {
 			t.Errorf("blocked = %d after the wait ended", b)
 		}

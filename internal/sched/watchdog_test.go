@@ -71,9 +71,7 @@ func TestWatchdogChain(t *testing.T) {
 						})
 					}
 					<-last
-					if err := g.Wait(); err != nil {
-						t.Errorf("Wait() = %v", err)
-					}
+					wantNil(t, "Wait()", g.Wait())
 					if got := ran.Load(); got != n {
 						t.Errorf("%d of %d tasks ran", got, n)
 					}
@@ -88,39 +86,18 @@ func TestWatchdogChain(t *testing.T) {
 // run them all at once (errgroup would), whatever GOMAXPROCS.
 func TestWatchdogFanOutBlocking(t *testing.T) {
 	const n = 48
-	for _, procs := range []int{1, 2} {
-		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			testkit.SetProcs(t, procs)
-			guardPool(t, func() {
-				var g Group
-				var started atomic.Int64
-				all := make(chan struct{})
-				for range n {
-					g.Go(func() error {
-						if started.Add(1) == n {
-							close(all)
-						}
-						<-all
-						return nil
-					})
-				}
-				<-all
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-			})
-		})
-	}
+	forProcs(t, []int{1, 2}, func(t *testing.T, procs int) {
+		var g Group
+		<-testkit.FanOut(&g, n, nil)
+		wantNil(t, "Wait()", g.Wait())
+	})
 }
 
 // TestWatchdogCPUBoundStaysSmall: thousands of CPU-bound tasks must not
 // grow the pool past GOMAXPROCS plus a few workers.
 func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 	const procs = 2
-	n := 4000
-	if testing.Short() || raceEnabled {
-		n = 1000
-	}
+	n := scale(4000, 1000)
 	for _, from := range []string{"outside", "inside"} {
 		t.Run(from, func(t *testing.T) {
 			testkit.SetProcs(t, procs)
@@ -154,9 +131,7 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 						})
 					}
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 				s.stop()
 				if got := ran.Load(); got != int64(n) {
 					t.Errorf("%d of %d tasks ran", got, n)
@@ -222,9 +197,7 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 					})
 					testkit.WaitUntil(t, "bursts done", func() bool { return ran.Load() == submitted })
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
+				wantNil(t, "Wait()", g.Wait())
 			})
 		})
 	}
@@ -235,25 +208,18 @@ func TestWatchdogExtraWorkersRetire(t *testing.T) {
 // them is posted. The post must start the watchdog again (saturated pool),
 // which adds a worker for it.
 func TestWatchdogRestarts(t *testing.T) {
-	for _, procs := range []int{1, 2} {
-		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			testkit.SetProcs(t, procs)
-			guardPool(t, func() {
-				var g Group
-				gate := make(chan struct{})
-				var started atomic.Int64
-				for range procs {
-					g.Go(func() error { started.Add(1); <-gate; return nil })
-				}
-				testkit.WaitUntil(t, "every worker blocked, the watchdog gone, no extra worker", func() bool {
-					return started.Load() == int64(procs) && !global.watching.Load() && global.live.Load() == int32(procs)
-				})
-				g.Go(func() error { close(gate); return nil })
-				<-gate // not Wait, which could run the task itself
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait() = %v", err)
-				}
-			})
+	forProcs(t, []int{1, 2}, func(t *testing.T, procs int) {
+		var g Group
+		gate := make(chan struct{})
+		var started atomic.Int64
+		for range procs {
+			g.Go(func() error { started.Add(1); <-gate; return nil })
+		}
+		testkit.WaitUntil(t, "every worker blocked, the watchdog gone, no extra worker", func() bool {
+			return started.Load() == int64(procs) && !global.watching.Load() && global.live.Load() == int32(procs)
 		})
-	}
+		g.Go(func() error { close(gate); return nil })
+		<-gate // not Wait, which could run the task itself
+		wantNil(t, "Wait()", g.Wait())
+	})
 }

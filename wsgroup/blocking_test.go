@@ -201,42 +201,6 @@ func TestMD5AllPipeline(t *testing.T) {
 	})
 }
 
-// A hogKind is what the tasks that keep the workers busy do until they are
-// released.
-type hogKind int
-
-const (
-	// hogSpin: a pure CPU loop that never yields; only the Go runtime's
-	// asynchronous preemption lets other goroutines onto its processor.
-	hogSpin hogKind = iota
-	// hogYield: a CPU loop that calls runtime.Gosched, so other goroutines
-	// run often, but the task still never returns to its worker.
-	hogYield
-	// hogBlock: blocked on a channel, using no CPU.
-	hogBlock
-)
-
-func (k hogKind) String() string {
-	return [...]string{"spin", "yield", "block"}[k]
-}
-
-// A hogShape is how the busy tasks are queued.
-type hogShape int
-
-const (
-	// shapeOutside: one group, every task queued from outside.
-	shapeOutside hogShape = iota
-	// shapeFromTask: one task queues them on a nested group (its worker's
-	// own queue, from which the others steal) and waits for it.
-	shapeFromTask
-	// shapeManyGroups: one group per task, each queued from outside.
-	shapeManyGroups
-)
-
-func (s hogShape) String() string {
-	return [...]string{"outside", "from-task", "many-groups"}[s]
-}
-
 // TestNoStarvationBetweenGroups: 4×GOMAXPROCS tasks (of one group, of a
 // nested group, or of as many groups) occupy every worker and are queued
 // behind them; they end only once a task of another group B runs, which
@@ -251,9 +215,9 @@ func (s hogShape) String() string {
 // looks at CPU use will not); with blocked tasks it must notice that its
 // workers are blocked and add workers until B's task is reached.
 func TestNoStarvationBetweenGroups(t *testing.T) {
-	for _, kind := range []hogKind{hogSpin, hogYield, hogBlock} {
-		for _, shape := range []hogShape{shapeOutside, shapeFromTask, shapeManyGroups} {
-			t.Run(kind.String()+"/"+shape.String(), func(t *testing.T) {
+	for _, kind := range []string{"spin", "yield", "block"} {
+		for _, shape := range []string{"outside", "from-task", "many-groups"} {
+			t.Run(kind+"/"+shape, func(t *testing.T) {
 				testkit.ForProcs(t, func(t *testing.T) {
 					testkit.Guard(t, func() { starveAndRelease(t, kind, shape) })
 				})
@@ -262,8 +226,10 @@ func TestNoStarvationBetweenGroups(t *testing.T) {
 	}
 }
 
-// starveAndRelease is one run of TestNoStarvationBetweenGroups.
-func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
+// starveAndRelease is one run of TestNoStarvationBetweenGroups. kind is
+// what the tasks that keep the workers busy do until they are released,
+// shape how they are queued.
+func starveAndRelease(t *testing.T, kind, shape string) {
 	p := runtime.GOMAXPROCS(0)
 	hogs := 4 * p
 	var released atomic.Bool
@@ -278,18 +244,25 @@ func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
 		started.Add(1)
 		defer finished.Add(1)
 		switch kind {
-		case hogSpin:
+		case "spin":
+			// A pure CPU loop that never yields; only the Go runtime's
+			// asynchronous preemption lets other goroutines onto its
+			// processor.
 			n := 0
 			for !released.Load() {
 				n++
 			}
 			spinSink.Add(uint64(n))
-		case hogYield:
+		case "yield":
+			// A CPU loop that calls runtime.Gosched, so other goroutines
+			// run often, but the task still never returns to its worker.
 			for !released.Load() {
 				runtime.Gosched()
 			}
-		case hogBlock:
+		case "block": // blocked on a channel, using no CPU
 			<-release
+		default:
+			t.Errorf("unknown kind %q", kind)
 		}
 		return nil
 	}
@@ -297,11 +270,13 @@ func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
 	var a wsgroup.Group
 	many := make([]wsgroup.Group, hogs)
 	switch shape {
-	case shapeOutside:
+	case "outside": // one group, every task queued from outside
 		for range hogs {
 			a.Go(hog)
 		}
-	case shapeFromTask:
+	case "from-task":
+		// One task queues them on a nested group (its worker's own
+		// queue, from which the others steal) and waits for it.
 		a.Go(func() error {
 			var h wsgroup.Group
 			for range hogs {
@@ -309,10 +284,12 @@ func starveAndRelease(t *testing.T, kind hogKind, shape hogShape) {
 			}
 			return h.Wait()
 		})
-	case shapeManyGroups:
+	case "many-groups": // one group per task, each queued from outside
 		for i := range many {
 			many[i].Go(hog)
 		}
+	default:
+		t.Fatalf("unknown shape %q", shape)
 	}
 	// Every worker is busy: GOMAXPROCS of the busy tasks have started
 	// (more may start if the scheduler adds workers).

@@ -373,18 +373,7 @@ func TestCancelWakesAndDrains(t *testing.T) {
 					parent, cancel := context.WithCancel(context.Background())
 					g, ctx := wsgroup.WithContext(parent)
 					g.SetCancelMode(mode)
-					const n = 64
-					var started atomic.Int32
-					all := make(chan struct{})
-					for range n {
-						g.Go(func() error {
-							if started.Add(1) == n {
-								close(all)
-							}
-							<-ctx.Done()
-							return nil
-						})
-					}
+					all := testkit.FanOut(g, 64, func() { <-ctx.Done() })
 					<-all // every task is running (the pool grew) and blocked
 					cancel()
 					// Every task had started, so none was skipped:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-steal/steal/internal/testkit"
+	"github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -176,19 +177,13 @@ func binaryTree(g *wsgroup.Group, ran *atomic.Int64, d, depth int) func() error 
 	}
 }
 
-// fibGroups computes fib(n) with a new group per call.
+// fibGroups computes fib(n) with a new group per call (workload.Fib).
 func fibGroups(n int) int {
-	if n < 2 {
-		return n
-	}
-	var g wsgroup.Group
-	var a, b int
-	g.Go(func() error { a = fibGroups(n - 1); return nil })
-	g.Go(func() error { b = fibGroups(n - 2); return nil })
-	if err := g.Wait(); err != nil {
+	v, _, err := workload.Fib(func() workload.Group { return new(wsgroup.Group) }, n)
+	if err != nil {
 		panic(err)
 	}
-	return a + b
+	return v
 }
 
 // ---- Goroutines ----

@@ -95,18 +95,7 @@ func TestNoLeakAfterWait(t *testing.T) {
 			// has to grow past its usual size; the extra workers must go
 			// away too.
 			var g wsgroup.Group
-			const n = 32
-			var started atomic.Int32
-			all := make(chan struct{})
-			for i := 0; i < n; i++ {
-				g.Go(func() error {
-					if started.Add(1) == n {
-						close(all)
-					}
-					<-all
-					return nil
-				})
-			}
+			testkit.FanOut(&g, 32, nil)
 			wantNil(t, "Wait()", g.Wait())
 		}},
 		{"task-waits-on-other-group", func(t *testing.T) {

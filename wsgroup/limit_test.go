@@ -242,14 +242,7 @@ func TestSetLimitWhileActivePanics(t *testing.T) {
 				if _, panicked := testkit.Recover(func() { g.SetLimit(8) }); panicked {
 					t.Errorf("SetLimit after Wait panicked")
 				}
-				var ran atomic.Int32
-				for i := 0; i < 16; i++ {
-					g.Go(func() error { ran.Add(1); return nil })
-				}
-				wantNil(t, "second Wait()", g.Wait())
-				if n := ran.Load(); n != 16 {
-					t.Errorf("ran %d tasks after the panic, want 16", n)
-				}
+				runTasks(t, &g, 16, func() {})
 			})
 		})
 	}

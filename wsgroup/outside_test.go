@@ -311,32 +311,26 @@ func waitRunsNoForeignTask(t *testing.T, own int) {
 			foreign.Add(1)
 		}
 	}
-	var wg sync.WaitGroup
-	for range loaders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range perLoader {
-				var b wsgroup.Group
-				for range tasks {
-					b.Go(func() error { record(); return nil })
-				}
-				b.Go(func() error {
-					record()
-					var h wsgroup.Group
-					for range nested {
-						h.Go(func() error { record(); return nil })
-					}
-					b.Go(func() error { record(); return nil })
-					return h.Wait()
-				})
-				if err := b.Wait(); err != nil {
-					t.Errorf("Wait() of another group = %v, want nil", err)
-				}
+	testkit.Parallel(loaders, func(int) {
+		for range perLoader {
+			var b wsgroup.Group
+			for range tasks {
+				b.Go(func() error { record(); return nil })
 			}
-		}()
-	}
-	wg.Wait()
+			b.Go(func() error {
+				record()
+				var h wsgroup.Group
+				for range nested {
+					h.Go(func() error { record(); return nil })
+				}
+				b.Go(func() error { record(); return nil })
+				return h.Wait()
+			})
+			if err := b.Wait(); err != nil {
+				t.Errorf("Wait() of another group = %v, want nil", err)
+			}
+		}
+	})
 	if !strings.Contains(goroutineStack(x), waitFrame) {
 		t.Errorf("goroutine %d left a.Wait while a's first task was still blocked", x)
 	}

@@ -215,15 +215,7 @@ func BenchmarkSleep64(b *testing.B) {
 			stopSampler := workload.SampleGoroutines()
 			defer func() { b.ReportMetric(float64(stopSampler()), "peak-goroutines") }()
 			for b.Loop() {
-				g := im.newGroup()
-				for range benchSleepers {
-					g.Go(func() error {
-						time.Sleep(benchSleepFor)
-						ran.Add(1)
-						return nil
-					})
-				}
-				if err := g.Wait(); err != nil {
+				if err := workload.Sleepers(im.newGroup(), benchSleepers, benchSleepFor, &ran); err != nil {
 					b.Fatalf("Wait: %v", err)
 				}
 			}

@@ -358,15 +358,7 @@ func main() {
 			name: fmt.Sprintf("%d x sleep %v, no limit", nSleep, sleepFor), tasks: nSleep, unit: "ms wall",
 			setup: func() { sleepCount.Store(0) },
 			run: func(im impl) error {
-				g := im.newGroup()
-				for range nSleep {
-					g.Go(func() error {
-						time.Sleep(sleepFor)
-						sleepCount.Add(1)
-						return nil
-					})
-				}
-				return g.Wait()
+				return work.Sleepers(im.newGroup(), nSleep, sleepFor, &sleepCount)
 			},
 			verify: func() error {
 				if n := sleepCount.Load(); n != int64(nSleep) {

@@ -56,11 +56,8 @@ func md5All(root string, newGroup func(context.Context) (group, context.Context)
 	g.Go(func() error {
 		defer close(paths)
 		return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.Type().IsRegular() {
-				return nil
+			if err != nil || !d.Type().IsRegular() {
+				return err // nil for a directory or a special file: skip it
 			}
 			select {
 			case paths <- path:

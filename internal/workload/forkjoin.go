@@ -3,6 +3,8 @@ package workload
 import (
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
+	"time"
 )
 
 // Group is the part of the errgroup API that the fork-join workloads use.
@@ -158,4 +160,18 @@ func Costs(n int) []int {
 		c[i] = min(100, 1+int(100*x*x*x))
 	}
 	return c
+}
+
+// Sleepers gives g n tasks that each sleep d and then add one to ran, and
+// waits for them: the blocking fan-out that errgroup serves with a
+// goroutine per task.
+func Sleepers(g Group, n int, d time.Duration, ran *atomic.Int64) error {
+	for range n {
+		g.Go(func() error {
+			time.Sleep(d)
+			ran.Add(1)
+			return nil
+		})
+	}
+	return g.Wait()
 }

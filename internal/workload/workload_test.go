@@ -2,6 +2,7 @@ package workload
 
 import (
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // newInline makes a group that runs every task at once on the caller's
 // goroutine.
 func newInline() Group { return new(InlineGroup) }
+
+func TestSleepers(t *testing.T) {
+	var ran atomic.Int64
+	start := time.Now()
+	if err := Sleepers(newInline(), 3, time.Millisecond, &ran); err != nil || ran.Load() != 3 {
+		t.Fatalf("Sleepers(3) = %v with %d tasks run, want nil and 3", err, ran.Load())
+	}
+	if d := time.Since(start); d < 3*time.Millisecond {
+		t.Errorf("three 1 ms sleeps, one after another, took %v", d)
+	}
+}
 
 func TestFib(t *testing.T) {
 	for n := range 20 {

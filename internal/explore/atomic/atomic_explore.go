@@ -11,82 +11,104 @@ import (
 // Each method calls explore.Point before the operation: the explorer may
 // run other goroutines there, so the operation happens at the place in the
 // global order that the explorer chose. The operation itself is the real
-// sequentially consistent one.
+// sequentially consistent one, of the sync/atomic type that the wrapper
+// holds.
 
-// Bool is sync/atomic's Bool with an exploration point before each operation.
-type Bool struct{ v atomic.Bool }
+// The types of sync/atomic that the scheduler uses, each with an
+// exploration point before each operation.
+type (
+	Bool           = value[bool, atomic.Bool, *atomic.Bool]
+	Int32          = integer[int32, atomic.Int32, *atomic.Int32]
+	Int64          = integer[int64, atomic.Int64, *atomic.Int64]
+	Uint32         = integer[uint32, atomic.Uint32, *atomic.Uint32]
+	Uint64         = integer[uint64, atomic.Uint64, *atomic.Uint64]
+	Pointer[T any] = value[*T, atomic.Pointer[T], *atomic.Pointer[T]]
+)
 
-func (x *Bool) Load() bool       { explore.Point("Bool.Load", x); return x.v.Load() }
-func (x *Bool) Store(v bool)     { explore.Point("Bool.Store", x); x.v.Store(v) }
-func (x *Bool) Swap(v bool) bool { explore.Point("Bool.Swap", x); return x.v.Swap(v) }
-func (x *Bool) CompareAndSwap(old, new bool) bool {
-	explore.Point("Bool.CAS", x)
-	return x.v.CompareAndSwap(old, new)
+// valueOps is what every sync/atomic type A does, through its pointer.
+type valueOps[T, A any] interface {
+	*A
+	Load() T
+	Store(T)
+	Swap(T) T
+	CompareAndSwap(old, new T) bool
 }
 
-// Int32 is sync/atomic's Int32 with an exploration point before each operation.
-type Int32 struct{ v atomic.Int32 }
+// value wraps the sync/atomic type A, whose values are T.
+type value[T, A any, P valueOps[T, A]] struct{ v A }
 
-func (x *Int32) Load() int32        { explore.Point("Int32.Load", x); return x.v.Load() }
-func (x *Int32) Store(v int32)      { explore.Point("Int32.Store", x); x.v.Store(v) }
-func (x *Int32) Swap(v int32) int32 { explore.Point("Int32.Swap", x); return x.v.Swap(v) }
-func (x *Int32) Add(d int32) int32  { explore.Point("Int32.Add", x); return x.v.Add(d) }
-func (x *Int32) And(m int32) int32  { explore.Point("Int32.And", x); return x.v.And(m) }
-func (x *Int32) Or(m int32) int32   { explore.Point("Int32.Or", x); return x.v.Or(m) }
-func (x *Int32) CompareAndSwap(old, new int32) bool {
-	explore.Point("Int32.CAS", x)
-	return x.v.CompareAndSwap(old, new)
+func (x *value[T, A, P]) Load() T   { explore.Point(labelsOf[T]().load, x); return P(&x.v).Load() }
+func (x *value[T, A, P]) Store(v T) { explore.Point(labelsOf[T]().store, x); P(&x.v).Store(v) }
+func (x *value[T, A, P]) Swap(v T) T {
+	explore.Point(labelsOf[T]().swap, x)
+	return P(&x.v).Swap(v)
+}
+func (x *value[T, A, P]) CompareAndSwap(old, new T) bool {
+	explore.Point(labelsOf[T]().cas, x)
+	return P(&x.v).CompareAndSwap(old, new)
 }
 
-// Int64 is sync/atomic's Int64 with an exploration point before each operation.
-type Int64 struct{ v atomic.Int64 }
-
-func (x *Int64) Load() int64        { explore.Point("Int64.Load", x); return x.v.Load() }
-func (x *Int64) Store(v int64)      { explore.Point("Int64.Store", x); x.v.Store(v) }
-func (x *Int64) Swap(v int64) int64 { explore.Point("Int64.Swap", x); return x.v.Swap(v) }
-func (x *Int64) Add(d int64) int64  { explore.Point("Int64.Add", x); return x.v.Add(d) }
-func (x *Int64) And(m int64) int64  { explore.Point("Int64.And", x); return x.v.And(m) }
-func (x *Int64) Or(m int64) int64   { explore.Point("Int64.Or", x); return x.v.Or(m) }
-func (x *Int64) CompareAndSwap(old, new int64) bool {
-	explore.Point("Int64.CAS", x)
-	return x.v.CompareAndSwap(old, new)
+// number is the integers of sync/atomic's integer types.
+type number interface {
+	int32 | int64 | uint32 | uint64
 }
 
-// Uint32 is sync/atomic's Uint32 with an exploration point before each operation.
-type Uint32 struct{ v atomic.Uint32 }
-
-func (x *Uint32) Load() uint32         { explore.Point("Uint32.Load", x); return x.v.Load() }
-func (x *Uint32) Store(v uint32)       { explore.Point("Uint32.Store", x); x.v.Store(v) }
-func (x *Uint32) Swap(v uint32) uint32 { explore.Point("Uint32.Swap", x); return x.v.Swap(v) }
-func (x *Uint32) Add(d uint32) uint32  { explore.Point("Uint32.Add", x); return x.v.Add(d) }
-func (x *Uint32) And(m uint32) uint32  { explore.Point("Uint32.And", x); return x.v.And(m) }
-func (x *Uint32) Or(m uint32) uint32   { explore.Point("Uint32.Or", x); return x.v.Or(m) }
-func (x *Uint32) CompareAndSwap(old, new uint32) bool {
-	explore.Point("Uint32.CAS", x)
-	return x.v.CompareAndSwap(old, new)
+// integerOps is what sync/atomic's integer types do, through a pointer.
+type integerOps[T number, A any] interface {
+	valueOps[T, A]
+	Add(T) T
+	And(T) T
+	Or(T) T
 }
 
-// Uint64 is sync/atomic's Uint64 with an exploration point before each operation.
-type Uint64 struct{ v atomic.Uint64 }
+// integer wraps the sync/atomic integer type A, whose values are T. Its
+// points name &x.value, as the embedded methods do, so that the explorer
+// sees every operation on one variable at the same address of one type.
+type integer[T number, A any, P integerOps[T, A]] struct{ value[T, A, P] }
 
-func (x *Uint64) Load() uint64         { explore.Point("Uint64.Load", x); return x.v.Load() }
-func (x *Uint64) Store(v uint64)       { explore.Point("Uint64.Store", x); x.v.Store(v) }
-func (x *Uint64) Swap(v uint64) uint64 { explore.Point("Uint64.Swap", x); return x.v.Swap(v) }
-func (x *Uint64) Add(d uint64) uint64  { explore.Point("Uint64.Add", x); return x.v.Add(d) }
-func (x *Uint64) And(m uint64) uint64  { explore.Point("Uint64.And", x); return x.v.And(m) }
-func (x *Uint64) Or(m uint64) uint64   { explore.Point("Uint64.Or", x); return x.v.Or(m) }
-func (x *Uint64) CompareAndSwap(old, new uint64) bool {
-	explore.Point("Uint64.CAS", x)
-	return x.v.CompareAndSwap(old, new)
+func (x *integer[T, A, P]) Add(d T) T {
+	explore.Point(labelsOf[T]().add, &x.value)
+	return P(&x.v).Add(d)
+}
+func (x *integer[T, A, P]) And(m T) T {
+	explore.Point(labelsOf[T]().and, &x.value)
+	return P(&x.v).And(m)
+}
+func (x *integer[T, A, P]) Or(m T) T { explore.Point(labelsOf[T]().or, &x.value); return P(&x.v).Or(m) }
+
+// labels are what the explorer's traces call the operations of one type.
+type labels struct{ load, store, swap, cas, add, and, or string }
+
+func labelsFor(typ string) *labels {
+	return &labels{typ + ".Load", typ + ".Store", typ + ".Swap", typ + ".CAS",
+		typ + ".Add", typ + ".And", typ + ".Or"}
 }
 
-// Pointer is sync/atomic's Pointer with an exploration point before each operation.
-type Pointer[T any] struct{ v atomic.Pointer[T] }
+var (
+	boolLabels    = labelsFor("Bool")
+	int32Labels   = labelsFor("Int32")
+	int64Labels   = labelsFor("Int64")
+	uint32Labels  = labelsFor("Uint32")
+	uint64Labels  = labelsFor("Uint64")
+	pointerLabels = labelsFor("Pointer")
+)
 
-func (x *Pointer[T]) Load() *T     { explore.Point("Pointer.Load", x); return x.v.Load() }
-func (x *Pointer[T]) Store(v *T)   { explore.Point("Pointer.Store", x); x.v.Store(v) }
-func (x *Pointer[T]) Swap(v *T) *T { explore.Point("Pointer.Swap", x); return x.v.Swap(v) }
-func (x *Pointer[T]) CompareAndSwap(old, new *T) bool {
-	explore.Point("Pointer.CAS", x)
-	return x.v.CompareAndSwap(old, new)
+// labelsOf returns the labels of the wrapper whose values are T (every
+// pointer type is a Pointer's).
+func labelsOf[T any]() *labels {
+	var zero T
+	switch any(zero).(type) {
+	case bool:
+		return boolLabels
+	case int32:
+		return int32Labels
+	case int64:
+		return int64Labels
+	case uint32:
+		return uint32Labels
+	case uint64:
+		return uint64Labels
+	default:
+		return pointerLabels
+	}
 }

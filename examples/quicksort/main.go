@@ -12,7 +12,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -45,20 +44,18 @@ func parallel(a []int) {
 // serial is the same algorithm on one goroutine.
 func serial(a []int) { workload.QuicksortSerial(a, cutoff) }
 
+var (
+	n    = flag.Int("n", 2_000_000, "number of ints to sort")
+	runs = flag.Int("runs", 3, "timed runs of each version (the median is reported)")
+)
+
 func main() {
-	n := flag.Int("n", 2_000_000, "number of ints to sort")
-	runs := flag.Int("runs", 3, "timed runs of each version (the median is reported)")
-	flag.Parse()
-	if *n < 1 || *runs < 1 {
+	if flag.Parse(); *n < 1 || *runs < 1 {
 		fmt.Fprintln(os.Stderr, "quicksort: -n and -runs must be positive")
 		os.Exit(2)
 	}
 
-	r := rand.New(rand.NewPCG(1, 2))
-	input := make([]int, *n)
-	for i := range input {
-		input[i] = r.Int()
-	}
+	input := workload.RandomInts(*n, 1)
 	want := slices.Clone(input)
 	slices.Sort(want)
 

@@ -2,11 +2,13 @@
 
 package wsgroup_test
 
-// Allocation bounds of Go. The race detector allocates on its
+// Allocation bounds of Go and For. The race detector allocates on its
 // own account, so these run without it. Both measure with a task function
 // made once, outside the measured loop: what remains is wsgroup's.
 
 import (
+	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -89,4 +91,36 @@ func TestGoFromOutsideAllocation(t *testing.T) {
 	if got := ran.Load(); got != 22*batch {
 		t.Errorf("%d tasks ran, want %d", got, 22*batch)
 	}
+}
+
+// TestForAllocatesPerCallNotPerIndex: a loop allocates a fixed amount per
+// call, whatever its length: a loop of 100,000 indices allocates no more
+// than one of 10 (and some, so the measure is not blind). At GOMAXPROCS 2,
+// the loop's tasks and partition are the same for both lengths.
+func TestForAllocatesPerCallNotPerIndex(t *testing.T) {
+	testkit.SetProcs(t, 2)
+	var sum atomic.Int64
+	body := func(_ context.Context, i int) error {
+		if i%1024 == 0 {
+			sum.Add(1)
+		}
+		return nil
+	}
+	allocs := func(n int) float64 {
+		var a float64
+		testkit.Guard(t, func() {
+			a = testing.AllocsPerRun(50, func() {
+				if err := wsgroup.For(context.Background(), n, body); err != nil {
+					t.Errorf("For(%d) = %v", n, err)
+				}
+			})
+		})
+		return a
+	}
+	short, long := allocs(10), allocs(100_000)
+	t.Logf("allocations per For: %v for 10 indices, %v for 100,000", short, long)
+	if short == 0 || long > short+1 {
+		t.Errorf("For allocates %v per call for 10 indices and %v for 100,000: want a fixed, nonzero amount", short, long)
+	}
+	runtime.KeepAlive(sum.Load())
 }

@@ -81,12 +81,15 @@
 // or several tasks wait on ctx.Done() for another to fail. A fixed set of
 // workers would stall on such code once every worker blocks. wsgroup does
 // not: a worker that blocks in one of wsgroup's own waits (a Wait whose
-// group's tasks run elsewhere) is replaced at once, and while tasks are
+// group's tasks run elsewhere) does not count against GOMAXPROCS: another
+// worker starts for the tasks that are queued or come, and while tasks are
 // queued and no worker is idle, a watchdog goroutine samples the Go
 // scheduler (runtime/metrics /sched/goroutines/running and /runnable)
 // every 100 µs; when CPUs sit idle although every worker is busy, the busy
-// workers must be blocked, and it adds workers (as many as there are idle
-// CPUs, or, when nothing at all is running, one per queued task).
+// workers must be blocked, and it adds workers, no more than there are
+// queued tasks: as many as there are idle CPUs or workers already,
+// whichever is more (so a fan-out of blocking calls doubles the workers
+// each tick), or, when nothing at all is running, one per queued task.
 // CPU-bound work keeps the CPUs busy, so it never grows the set. Workers
 // above GOMAXPROCS exit as soon as they are idle, and the watchdog exits
 // when the scheduler has been unsaturated for 50 ms. A fan-out of blocking
@@ -107,10 +110,10 @@
 // # Limits
 //
 // SetLimit keeps errgroup's meaning and sizes nothing: it bounds the
-// group's active tasks, and so the tasks that execute at once. A Go outside
-// the pool blocks at the limit, as errgroup's does; a Go inside a task
-// cannot, since its caller may hold one of the slots, and sets the task
-// aside until a slot frees instead. So recursion under a limit completes,
+// group's tasks that execute at once. A Go outside the pool blocks at the limit,
+// as errgroup's does; a Go inside a task must not, since its caller may
+// hold one of the slots, and sets the task aside until a slot frees
+// instead. So recursion under a limit completes,
 // where it deadlocks with errgroup. [Group.SetLimit] and [Group.Go] state
 // the rules.
 //
@@ -161,8 +164,8 @@
 //
 //   - Tasks run on reused worker goroutines shared by the whole process,
 //     or on the goroutine of a Wait of their own group; goroutine-specific
-//     state, such as pprof labels set by the caller of Go, is not carried
-//     into tasks ([Group.Go], [Group.Wait]).
+//     state, such as the pprof labels of the caller of Go, is not managed
+//     ([Group.Go], [Group.Wait]).
 //   - Inside a task, Go on a limited group does not block ([Group.Go]).
 //   - runtime.Goexit in a task ends the goroutine it runs on: the tasks
 //     suspended below it in a helping Wait, or the caller of a Wait that
@@ -171,8 +174,9 @@
 //     run by a Wait, is printed by wsgroup with exit status 2 ([PanicCrash]).
 //   - Misuse panics at the call site with a message that starts with
 //     "wsgroup:": Go(nil), TryGo(nil), methods on a nil *Group ([Group]),
-//     and SetLimit, SetCancelMode or SetPanicMode while tasks are active
-//     (as errgroup's SetLimit does, as an error value).
+//     and SetLimit, SetCancelMode or SetPanicMode while tasks are active,
+//     with or without a limit (errgroup's SetLimit panics, with an error
+//     value, only when the group has a limit) ([Group.SetLimit]).
 //   - Blocking tasks are served by workers added as they block, which
 //     takes a few watchdog ticks (see Blocking tasks).
 package wsgroup

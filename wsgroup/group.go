@@ -21,6 +21,8 @@ import (
 // A Group may be used again after Wait returns: Go adds tasks to wait for
 // with the next Wait. Its first error, and its first recovered panic
 // ([PanicInWait]), stay: every later Wait returns (or panics with) them.
+// (A [SkipQueued] group made by WithContext is canceled by its first Wait,
+// and so takes no task after it; see WithContext.)
 // SetLimit, SetCancelMode and SetPanicMode may be called before the first
 // Go, or between a Wait and the next Go, not while tasks are active.
 //
@@ -67,16 +69,19 @@ func WithContext(ctx context.Context) (*Group, context.Context) {
 // the Context was canceled. In [PanicInWait] mode, if a function panicked,
 // Wait panics with the [*PanicError] instead, after every function has
 // returned, even if another function returned an error first. A later Wait
-// returns the same error, or panics again. Wait cancels the Context made by
+// returns the same error (or, in SkipQueued mode, the cause of the
+// cancellation, once a Go was refused), or panics again. Wait cancels the Context made by
 // WithContext, with [context.Canceled] as the cause when there was no error.
 //
 // While it waits, Wait runs the group's own queued tasks that it can reach,
 // on its own goroutine, instead of sleeping. Inside a task, it runs those in
 // its worker's deque and steals those that are the oldest of other workers'
-// deques; when none is within reach it blocks, and another worker starts in
-// its place meanwhile. On any other goroutine, it runs the tasks that this
-// goroutine submitted and no worker has taken yet (and a worker's oldest task
-// when it is the group's), then blocks without spinning. Wait never runs
+// deques; when none is within reach it blocks, and the blocked worker does
+// not count against GOMAXPROCS meanwhile: another worker starts in its place
+// for the tasks that are queued, or that come. On any other goroutine, it
+// runs the group's tasks that no worker has taken yet from the injector
+// shard of this goroutine (where its Go calls put them), and a worker's
+// oldest task when it is the group's, then spins briefly and blocks. Wait never runs
 // another group's task: such a task may wait for something the caller of
 // Wait does after Wait returns, and would deadlock under it.
 //
@@ -109,21 +114,25 @@ func (g *Group) Wait() error {
 // Go calls the given function in a new task: on one of the worker goroutines
 // that every Group of the process shares, or on the goroutine of a Wait of
 // the group (see Wait), never on a goroutine of its own. Goroutine-specific
-// state of the caller of Go is not carried into the function: it runs with
-// the pprof labels of the goroutine that started its worker, or of the Wait
-// that runs it (set labels inside the function, with pprof.Do, if profiles
-// must attribute it), and on that goroutine's OS thread.
+// state is not managed: the function runs with whatever pprof labels its
+// goroutine has, and on that goroutine's OS thread. On a worker those are
+// the labels of the goroutine that started the worker, which may be any
+// caller of Go of any group, and the labels a previous task set with
+// pprof.SetGoroutineLabels; on a Wait's goroutine, its caller's. Set labels
+// inside the function with pprof.Do, which restores them, if profiles must
+// attribute it.
 //
 // The first call to Go must happen before a Wait. Outside a task, Go blocks
 // until the task can be added without the number of active tasks exceeding
 // the configured limit (see SetLimit); while it blocks it runs no task.
-// Inside a task (and in a task run by a Wait outside the pool), Go never
-// blocks, since the caller may hold a slot of the group itself: at the
-// limit it sets the task aside and returns at once, and the task starts
+// Inside a task (and in a task run by a Wait outside the pool), Go does not
+// block at a positive limit, since the caller may hold a slot of the group
+// itself: at the limit it sets the task aside and returns at once, and the task starts
 // when a task of the group ends and frees a slot, the tasks set aside in
 // the order they were set aside, which is when errgroup's blocked Go would
 // have started it. So recursion under SetLimit completes, where errgroup's
-// deadlocks.
+// deadlocks. With a limit of zero, Go blocks for ever, inside a task too,
+// as errgroup's does.
 //
 // The first function in the group that returns a non-nil error will cancel
 // the associated Context, if any. The error will be returned by Wait.
@@ -175,13 +184,17 @@ func (g *Group) TryGo(f func() error) bool {
 // running, and a task waiting in a nested Wait counts as running. Any
 // subsequent call to the Go method outside a task will block until it can
 // add an active task without exceeding the configured limit; inside a task
-// Go sets the task aside instead (see Go), and the tasks set aside are not
-// counted until they start. So at most n of the group's tasks execute at
-// once. The limit sizes nothing: the workers are shared by every group.
+// Go sets the task aside instead (see Go): a task set aside is active, so
+// the active tasks may then be more than n, but it does not start until
+// one of the n that execute returns. So at most n of the group's tasks
+// execute at once. The limit sizes nothing: the workers are shared by
+// every group.
 //
 // The limit must not be modified while any tasks in the group are active;
-// SetLimit panics with an error if it is (except to remove it, with a
-// negative n, which errgroup allows too).
+// SetLimit panics with an error if it is, whether or not the group had a
+// limit (errgroup panics only if it had one). Removing the limit with a
+// negative n is allowed while tasks are active, as errgroup allows it, but
+// in both it races with the tasks, and the race detector reports it.
 func (g *Group) SetLimit(n int) {
 	check(g, "SetLimit")
 	if active := g.s.SetLimit(n); active != 0 {

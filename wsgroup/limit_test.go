@@ -211,12 +211,16 @@ func TestSetLimitNegativeWhileRunning(t *testing.T) {
 	})
 }
 
+// TestSetLimitWhileActivePanics: SetLimit with tasks active panics with an
+// error value that says how many were seen, with a limit or without one
+// (errgroup panics only with one), and the group stays usable.
 func TestSetLimitWhileActivePanics(t *testing.T) {
-	for _, active := range []int{1, 2} {
-		t.Run(fmt.Sprintf("active=%d", active), func(t *testing.T) {
+	for _, c := range []struct{ limit, active int }{{4, 1}, {4, 2}, {-1, 1}} {
+		active := c.active
+		t.Run(fmt.Sprintf("limit=%d/active=%d", c.limit, active), func(t *testing.T) {
 			testkit.Guard(t, func() {
 				var g wsgroup.Group
-				g.SetLimit(4)
+				g.SetLimit(c.limit) // -1: no limit, where errgroup would not panic
 				release := make(chan struct{})
 				for i := 0; i < active; i++ {
 					g.Go(func() error { <-release; return nil })

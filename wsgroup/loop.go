@@ -30,11 +30,12 @@ func (PanicMode) loopOption() {}
 //
 // The ctx passed to body is derived from ctx. It is canceled when a body
 // returns a non-nil error, when a body panics and the loop recovers it (see
-// below), when ctx is canceled, and when For returns. Once it is canceled
-// no further index starts: each task looks before every index at whether a
-// body of the loop has failed, and at ctx between runs of indices, which it
-// sizes to take about ten microseconds (one index at a time for bodies
-// slower than that). Bodies already running are not interrupted; For
+// below), when ctx is canceled, and when For returns. Once a body has
+// failed, no further index starts: each task looks before every index at
+// whether one has. A cancellation of ctx is seen between runs of indices,
+// which each task sizes to take about ten microseconds (one index at a time
+// for bodies slower than that): the indices of the runs under way still
+// start. Bodies already running are not interrupted; For
 // returns once every body that started has returned. Each index that
 // started ran exactly once; if none failed but ctx was canceled before
 // every index started, For returns context.Cause(ctx), so that nil always

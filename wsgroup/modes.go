@@ -25,7 +25,9 @@ const (
 	// run on another goroutine; the program ends instead as for an
 	// unrecovered panic, with "panic: VALUE [in a task that ran on another
 	// task's goroutine]" (or "[in a task that ran on the goroutine of a Wait
-	// of its group]"), the stack, and exit status 2.
+	// of its group]"), the stack, and exit status 2. VALUE is the Error or
+	// String method's result for an error or a fmt.Stringer, the string
+	// itself, or the value formatted with %#v.
 	PanicCrash PanicMode = iota
 
 	// PanicInWait recovers the group's tasks' panics. The first one becomes
@@ -115,8 +117,8 @@ func setMode[M ~int](g *Group, method string, m, off, on M, set func(on bool) in
 }
 
 // A PanicError is a task's panic, recovered by a Group in PanicInWait mode.
-// It is the cause of the group's context cancellation and the value that
-// Wait panics with.
+// It is the value that Wait panics with, and the cause of the group's
+// context cancellation unless an error canceled the context first.
 type PanicError struct {
 	// Value is the value the task panicked with.
 	Value any

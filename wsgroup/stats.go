@@ -12,8 +12,9 @@ import "github.com/go-steal/steal/internal/sched"
 // exported numbers, so it encodes as JSON as it is (expvar.Func,
 // encoding/json).
 type Stats struct {
-	// Tasks is the number of tasks (functions passed to Go or TryGo)
-	// that have finished running: returned, panicked with the panic
+	// Tasks is the number of tasks (functions passed to Go or TryGo, and
+	// the tasks a loop runs as, one per range: see For) that have
+	// finished running: returned, panicked with the panic
 	// recovered by their group (PanicInWait), or called runtime.Goexit.
 	// It counts the tasks run by workers and those run by a Wait on the
 	// goroutine that called it (see [Group.Wait]). A task dropped

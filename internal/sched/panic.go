@@ -197,7 +197,10 @@ const (
 	onWaiter    = "in a task that ran on the goroutine of a Wait of its group"
 )
 
-// panicText formats a panic value as the runtime's report does.
+// panicText formats a panic value for fatalPanic's report: an error's
+// Error, a fmt.Stringer's String, a string itself, anything else with %#v
+// (the runtime's own report differs for other values: it prints a named
+// basic type as main.E(42) and a struct by type and address).
 func panicText(v any) string {
 	switch v := v.(type) {
 	case nil:

@@ -101,42 +101,45 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 		w.goexit = true
 	}()
 	w.depth++
-	crash := w.crashHow()
-	returned, handled := g.callTask(f, crash)
+	returned, handled := g.callTask(f, w)
 	ended = true
 	if !returned && !handled {
-		g.taskPanicked(nil, crash) // panic(nil) under GODEBUG=panicnil=1
+		g.taskPanicked(nil, crashHow(w)) // panic(nil) under GODEBUG=panicnil=1
 	}
 }
 
-// crashHow tells taskPanicked how a task's panic must crash the program
-// (see call): "" to raise it again, for a task that is the only one on
-// the goroutine; otherwise what fatalPanic should say. The depth it reads
-// is the same while the task runs: the tasks nested above it on the
-// goroutine have ended (and restored it) by the time its panic is
-// recovered.
-func (w *worker) crashHow() string {
-	if w.depth > 1 {
+// crashHow tells taskPanicked how the panic of a task that ran on w (or,
+// w nil, on the goroutine of a Wait outside the pool) must crash the
+// program (see call): "" to raise it again, for a task that is the only
+// one on its worker's goroutine; otherwise what fatalPanic should say.
+// The depth it reads, when the panic is recovered, is the task's own: the
+// tasks nested above it on the goroutine have ended (and restored it) by
+// then. It is only called on the panic path, not for every task.
+func crashHow(w *worker) string {
+	switch {
+	case w == nil:
+		return onWaiter
+	case w.depth > 1:
 		return onOtherTask
 	}
 	return ""
 }
 
-// callTask calls f, a task of g, and passes its error to fail or its
-// panic to taskPanicked (crash: see crashHow). It reports returned when f
-// returned, handled when f panicked with a non-nil value that taskPanicked
-// handled (the group recovered it); it does not return when f called
-// runtime.Goexit, nor when taskPanicked raised the panic again. The
-// deferred function runs above f's frames, so a stack taken there shows
-// where f panicked.
-func (g *Group) callTask(f func() error, crash string) (returned, handled bool) {
+// callTask calls f, a task of g running on w (nil outside the pool), and
+// passes its error to fail or its panic to taskPanicked (see crashHow).
+// It reports returned when f returned, handled when f panicked with a
+// non-nil value that taskPanicked handled (the group recovered it); it
+// does not return when f called runtime.Goexit, nor when taskPanicked
+// raised the panic again. The deferred function runs above f's frames, so
+// a stack taken there shows where f panicked.
+func (g *Group) callTask(f func() error, w *worker) (returned, handled bool) {
 	defer func() {
 		if returned {
 			return
 		}
 		if r := recover(); r != nil {
 			handled = true
-			g.taskPanicked(r, crash)
+			g.taskPanicked(r, crashHow(w))
 		}
 	}()
 	if err := f(); err != nil {
@@ -163,10 +166,10 @@ func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts) {
 		}
 		g.afterOutsideTask(admitted) // runtime.Goexit
 	}()
-	returned, handled := g.callTask(f, onWaiter)
+	returned, handled := g.callTask(f, nil)
 	ended = true
 	if !returned && !handled {
-		g.taskPanicked(nil, onWaiter) // panic(nil) under GODEBUG=panicnil=1
+		g.taskPanicked(nil, crashHow(nil)) // panic(nil) under GODEBUG=panicnil=1
 	}
 	g.afterOutsideTask(admitted)
 }

@@ -99,10 +99,10 @@ func (p *Pool) newWorker(i int) *worker {
 
 // capacity is how many workers the pool may have now: GOMAXPROCS, plus one
 // for each worker blocked in one of our waits (a Wait whose group's tasks
-// run elsewhere). A blocked worker runs
-// nothing, the way a thread in a system call does not count against
-// GOMAXPROCS; not replacing it could deadlock the pool (every worker
-// waiting on a nested group whose tasks sit in a deque).
+// run elsewhere). A blocked worker runs nothing, the way a thread in a
+// system call does not count against GOMAXPROCS; not replacing it could
+// deadlock the pool (every worker waiting on a nested group whose tasks
+// sit in a deque).
 func (p *Pool) capacity() int32 {
 	return p.size.Load() + p.blocked.Load()
 }

@@ -120,8 +120,5 @@ func runLoop(ctx context.Context, n int, body func(context.Context, int) error, 
 			panic(fmt.Sprintf("wsgroup: For called with unknown option %v", o))
 		}
 	}
-	if mode == PanicInWait {
-		return sched.For(ctx, n, body, newPanicError)
-	}
-	return sched.For(ctx, n, body, nil)
+	return sched.For(ctx, n, body, mode.recoverer())
 }

@@ -83,13 +83,18 @@ const (
 // group are active, and panics with an error if it is. It panics if m is
 // not PanicCrash or PanicInWait.
 func (g *Group) SetPanicMode(m PanicMode) {
-	setMode(g, "SetPanicMode", m, PanicCrash, PanicInWait, func(on bool) int64 {
-		var wrap func(any, []byte, *atomic.Int64) error
-		if on {
-			wrap = newPanicError
-		}
-		return g.s.SetRecoverPanics(wrap)
+	setMode(g, "SetPanicMode", m, PanicCrash, PanicInWait, func(bool) int64 {
+		return g.s.SetRecoverPanics(m.recoverer())
 	})
+}
+
+// recoverer is what the scheduler recovers a task's panic with in mode m:
+// newPanicError in PanicInWait mode, nil (the panic crashes) otherwise.
+func (m PanicMode) recoverer() func(v any, stack []byte, later *atomic.Int64) error {
+	if m == PanicInWait {
+		return newPanicError
+	}
+	return nil
 }
 
 // SetCancelMode sets what happens to queued tasks once the group is

@@ -49,22 +49,6 @@ import (
 // runs is how many times each way runs each loop; the fastest counts.
 const runs = 3
 
-// calibrate returns the number of workload.Spin rounds that take about unit.
-func calibrate(unit time.Duration) int {
-	const probe = 1 << 16
-	best := time.Duration(1<<63 - 1)
-	var sink uint64
-	for i := range 20 {
-		start := time.Now()
-		sink += workload.Spin(uint64(i), probe)
-		best = min(best, time.Since(start))
-	}
-	if sink == 0 { // keep the probes' results alive
-		fmt.Fprintln(os.Stderr, "imbalanced: calibration computed nothing")
-	}
-	return max(1, int(float64(probe)*float64(unit)/float64(max(best, 1))))
-}
-
 // A shape is a loop: n indices, index i costing cost(i, n) units.
 type shape struct {
 	name, desc string
@@ -178,7 +162,7 @@ func main() {
 		os.Exit(2)
 	}
 	p := runtime.GOMAXPROCS(0)
-	perUnit := calibrate(*unit)
+	perUnit := workload.BatchRounds(*unit, 10_000) // Spin rounds of one unit
 	fmt.Printf("%d indices per loop, a unit of work is %v (%d xorshift rounds), GOMAXPROCS %d, best of %d runs\n",
 		*n, *unit, perUnit, p, runs)
 	for _, s := range shapes {

@@ -305,21 +305,14 @@ func TestSlotsCleared(t *testing.T) {
 // TestStealReadThenLose runs the owner, or another thief, between the two
 // halves of a Steal; the late claim must fail and leave everything intact.
 func TestStealReadThenLose(t *testing.T) {
-	xs := ints(4)
-	a, b, c := xs[0], xs[1], xs[2]
-
 	t.Run("owner pops the last item", func(t *testing.T) {
-		d := New[int](2)
-		d.Push(a)
-		d.Push(b)
+		d, a, b, _ := fullRingOfTwo()
 		i, r, x, ok := d.stealRead()
 		if !ok || i != 0 || x != a {
 			t.Fatalf("stealRead() = %d, %s, %v, want 0, %s, true", i, show(x), ok, show(a))
 		}
 		wantPop(t, d, b)
-		if got := d.Pop(); got != a { // top == bottom-1: wins by CAS
-			t.Fatalf("Pop() = %s, want %s", show(got), show(a))
-		}
+		wantPop(t, d, a) // top == bottom-1: wins by CAS
 		if got, retry := d.stealClaim(i, r, x); got != nil || !retry {
 			t.Fatalf("late stealClaim() = %s, %v, want nil, true", show(got), retry)
 		}
@@ -329,9 +322,7 @@ func TestStealReadThenLose(t *testing.T) {
 	})
 
 	t.Run("slot reused", func(t *testing.T) {
-		d := New[int](2)
-		d.Push(a)
-		d.Push(b)
+		d, a, b, c := fullRingOfTwo()
 		i, r, x, _ := d.stealRead()
 		wantSteal(t, d, a)
 		d.Push(c) // index 2: the slot of index 0, no grow
@@ -399,7 +390,7 @@ func stressItems() int {
 	switch {
 	case testing.Short():
 		return 200_000
-	case raceEnabled:
+	case testkit.Race:
 		return 1_000_000
 	}
 	return 2_000_000

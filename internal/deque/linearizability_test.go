@@ -534,11 +534,11 @@ func (st *linStats) String() string {
 // budget keeps the test short then, at the cost of fewer histories.
 func linHistories() (n int, budget time.Duration) {
 	switch {
-	case testing.Short() && raceEnabled:
+	case testing.Short() && testkit.Race:
 		return 150, 150 * time.Millisecond
 	case testing.Short():
 		return 600, 60 * time.Millisecond
-	case raceEnabled:
+	case testkit.Race:
 		return 600, 300 * time.Millisecond
 	}
 	return 3000, 150 * time.Millisecond

@@ -125,10 +125,7 @@ func linStep(state, input, output any) (bool, any) {
 		if empty {
 			return false, s
 		}
-		c := s.size() / 2
-		if s.size() == 1 {
-			c = 1
-		}
+		c := specCut(s.size())
 		return out == span{s.hi - c, s.hi}, span{s.lo, s.hi - c}
 	case linFill:
 		return empty, in.r

@@ -135,14 +135,9 @@ func TestNewMaxLen(t *testing.T) {
 
 func TestNewPanics(t *testing.T) {
 	for _, c := range []struct{ n, parts int }{{-1, 1}, {MaxLen + 1, 1}, {0, 0}, {5, -1}} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("New(%d, %d) did not panic", c.n, c.parts)
-				}
-			}()
-			New(c.n, c.parts)
-		}()
+		if _, panicked := testkit.Recover(func() { New(c.n, c.parts) }); !panicked {
+			t.Errorf("New(%d, %d) did not panic", c.n, c.parts)
+		}
 	}
 }
 
@@ -351,14 +346,9 @@ func TestUntake(t *testing.T) {
 	}
 
 	// Indices that do not end where the range begins.
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("Untake(0, 0, 3) with slot 0 at [1, 2) did not panic")
-			}
-		}()
-		p.Untake(0, 0, 3)
-	}()
+	if _, panicked := testkit.Recover(func() { p.Untake(0, 0, 3) }); !panicked {
+		t.Error("Untake(0, 0, 3) with slot 0 at [1, 2) did not panic")
+	}
 }
 
 // TestConcurrent: participants take and steal on real goroutines until

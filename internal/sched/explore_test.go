@@ -309,8 +309,12 @@ func exploreLoop(s *explore.Schedule, track func(...*probeGroup), n, fail int) {
 		}
 		return nil
 	}, nil)
-	if want := error(nil); fail >= 0 && err != errFail || fail < 0 && err != want {
-		s.Errorf("For returned %v", err)
+	want := error(nil)
+	if fail >= 0 {
+		want = errFail
+	}
+	if err != want {
+		s.Errorf("For returned %v, want %v", err, want)
 	}
 	for i := range ran {
 		if c := ran[i].Load(); c > 1 || fail < 0 && c != 1 {

@@ -28,7 +28,7 @@ import (
 // group and never runs one itself (a Goexit there would end the test).
 func TestGoexitOnWorkers(t *testing.T) {
 	needGID(t)
-	n := scale(600, 150)
+	n := testkit.ScaleDown(600, 150)
 	for _, limit := range []int{1, 2, -1} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			base := runtime.NumGoroutine()
@@ -152,41 +152,39 @@ func TestGoexitInNestedWait(t *testing.T) {
 // GOMAXPROCS 1 and an idle pool at the start there is one worker, so the
 // helper is the one that runs the Goexit: the outcome is deterministic.
 func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
-	t.Run("Wait", func(t *testing.T) {
-		testkit.SetProcs(t, 1)
-		guardPool(t, func() {
-			checkRetired(t)
-			var g Group
-			var innerDone, afterWait atomic.Int64
-			var reached string
-			outerDone := make(chan struct{})
-			g.Go(func() error {
-				defer close(outerDone) // runs on Goexit too
-				var n Group
-				n.Go(func() error { innerDone.Add(1); return nil })
-				n.Go(func() error {
-					defer innerDone.Add(1)
-					runtime.Goexit()
-					return nil
-				})
-				reached = "before n.Wait"
-				n.Wait() // helps: runs the exiting task on this goroutine
-				reached = "after n.Wait"
-				afterWait.Add(1)
+	testkit.SetProcs(t, 1)
+	guardPool(t, func() {
+		checkRetired(t)
+		var g Group
+		var innerDone, afterWait atomic.Int64
+		var reached string
+		outerDone := make(chan struct{})
+		g.Go(func() error {
+			defer close(outerDone) // runs on Goexit too
+			var n Group
+			n.Go(func() error { innerDone.Add(1); return nil })
+			n.Go(func() error {
+				defer innerDone.Add(1)
+				runtime.Goexit()
 				return nil
 			})
-			// Not Wait: a Wait here could take the task back and run it
-			// on this goroutine, which the Goexit would then end.
-			<-outerDone
-			wantNil(t, "Wait()", g.Wait())
-			const wantReached = "before n.Wait"
-			if afterWait.Load() != 0 || reached != wantReached {
-				t.Errorf("after a nested task's runtime.Goexit the waiting task reached %q (after-Wait code ran %d times); "+
-					"want it ended at %q, as documented", reached, afterWait.Load(), wantReached)
-			}
-			testkit.WaitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
-			wantNil(t, "second Wait()", g.Wait())
+			reached = "before n.Wait"
+			n.Wait() // helps: runs the exiting task on this goroutine
+			reached = "after n.Wait"
+			afterWait.Add(1)
+			return nil
 		})
+		// Not Wait: a Wait here could take the task back and run it
+		// on this goroutine, which the Goexit would then end.
+		<-outerDone
+		wantNil(t, "Wait()", g.Wait())
+		const wantReached = "before n.Wait"
+		if afterWait.Load() != 0 || reached != wantReached {
+			t.Errorf("after a nested task's runtime.Goexit the waiting task reached %q (after-Wait code ran %d times); "+
+				"want it ended at %q, as documented", reached, afterWait.Load(), wantReached)
+		}
+		testkit.WaitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
+		wantNil(t, "second Wait()", g.Wait())
 	})
 }
 
@@ -199,20 +197,18 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 // runs its newest task itself before any worker gets the processor; should
 // a worker win that race now and then, the attempt is made again.
 func TestGoexitOutsideEndsCaller(t *testing.T) {
-	t.Run("Wait", func(t *testing.T) {
-		onOneProc(t, func() {
-			const attempts = 20
-			built := 0
-			for range attempts {
-				if goexitOutside(t) {
-					built++
-				}
+	onOneProc(t, func() {
+		const attempts = 20
+		built := 0
+		for range attempts {
+			if goexitOutside(t) {
+				built++
 			}
-			if built == 0 {
-				t.Errorf("in %d attempts the exiting task never ran on the goroutine that waited", attempts)
-			}
-			t.Logf("%d of %d attempts ran the exiting task on the waiting goroutine", built, attempts)
-		})
+		}
+		if built == 0 {
+			t.Errorf("in %d attempts the exiting task never ran on the goroutine that waited", attempts)
+		}
+		t.Logf("%d of %d attempts ran the exiting task on the waiting goroutine", built, attempts)
 	})
 }
 

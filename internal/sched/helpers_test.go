@@ -22,14 +22,6 @@ func needGID(t *testing.T) {
 	}
 }
 
-// scale returns long, or short under -short or the race detector.
-func scale(long, short int) int {
-	if testing.Short() || raceEnabled {
-		return short
-	}
-	return long
-}
-
 // wantNil fails t unless err, the result of what (a call such as
 // "g.Wait()"), is nil.
 func wantNil(t testing.TB, what string, err error) {

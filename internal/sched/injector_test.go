@@ -259,7 +259,7 @@ func TestQueueShrinks(t *testing.T) {
 // does not allocate (so that an outside Go allocates nothing beyond the
 // caller's closure).
 func TestQueueSteadyStateAllocs(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates")
 	}
 	var g Group
@@ -290,7 +290,7 @@ func TestQueueSteadyStateAllocs(t *testing.T) {
 // order they were pushed. With a single consumer, each producer's tasks
 // come out in push order overall.
 func TestQueueConcurrent(t *testing.T) {
-	perProducer := scale(20000, 3000)
+	perProducer := testkit.ScaleDown(20000, 3000)
 	for _, consumers := range []int{1, 4} {
 		const producers = 4
 		n := producers * perProducer
@@ -610,7 +610,7 @@ func TestQueueUnpushModel(t *testing.T) {
 // task is taken exactly once, by a consumer or by its own producer's
 // unpushIf: none is lost, none is taken twice.
 func TestQueueUnpushConcurrent(t *testing.T) {
-	perProducer := scale(20000, 3000)
+	perProducer := testkit.ScaleDown(20000, 3000)
 	const producers, consumers = 4, 3
 	n := producers * perProducer
 	groups := make([]Group, producers)

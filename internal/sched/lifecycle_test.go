@@ -102,7 +102,7 @@ func goroutinesCreated(t *testing.T) uint64 {
 // create at least one per group). A count, not a time: a pause longer than
 // the linger (a loaded machine) only costs a few more.
 func TestLifecycleWorkersReused(t *testing.T) {
-	groups := scale(2000, 500)
+	groups := testkit.ScaleDown(2000, 500)
 	guardPool(t, func() {
 		checkRetired(t)
 		run := func() (onWorkers int64) {
@@ -371,7 +371,7 @@ func TestPoolEscapedNestedGroup(t *testing.T) {
 // error, and the group can be used again.
 func TestPoolConcurrentWaits(t *testing.T) {
 	errFirst := errors.New("first")
-	rounds := scale(20, 5)
+	rounds := testkit.ScaleDown(20, 5)
 	guardPool(t, func() {
 		var g Group
 		for round := range rounds {

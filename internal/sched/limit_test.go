@@ -26,7 +26,7 @@ import (
 // tasks of another group keeps many more workers than n alive meanwhile,
 // so the bound cannot come from a shortage of workers.
 func TestLimitBoundsRunningTasks(t *testing.T) {
-	tasks := scale(400, 120)
+	tasks := testkit.ScaleDown(400, 120)
 	procs := runtime.GOMAXPROCS(0)
 	for _, crowd := range []bool{false, true} {
 		for _, limit := range []int{1, 2, 3, procs + 2} {
@@ -147,7 +147,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 		var running maxGauge
 		var ran, outsideRan atomic.Int64
 		var bRan atomic.Int64
-		var parkedSeen atomic.Int64
+		var parkedSeen maxGauge
 		groupTask := func(extra func()) func() error {
 			return func() error {
 				running.enter()
@@ -166,7 +166,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 				var n Group
 				n.Go(func() error {
 					if sl := g.slow.Load(); sl != nil {
-						parkedSeen.Store(max(parkedSeen.Load(), sl.nParked.Load()))
+						parkedSeen.observe(sl.nParked.Load())
 					}
 					bRan.Add(1)
 					return nil
@@ -202,7 +202,7 @@ func TestLimitParkingInNestedWait(t *testing.T) {
 		if hi := running.hi.Load(); hi > int64(limit) {
 			t.Errorf("%d tasks of a group limited to %d executed at once", hi, limit)
 		}
-		t.Logf("at most %d tasks parked while a nested task ran", parkedSeen.Load())
+		t.Logf("at most %d tasks parked while a nested task ran", parkedSeen.hi.Load())
 	})
 }
 
@@ -341,50 +341,48 @@ func TestGoInTaskOnFullGroupDoesNotBlock(t *testing.T) {
 // under SetLimit, which would deadlock errgroup), it sets the task aside
 // until a slot frees, and at most limit tasks of the group execute at once.
 func TestOutsideNestedGoDoesNotBlock(t *testing.T) {
-	t.Run("Wait", func(t *testing.T) {
-		onOneProc(t, func() {
-			me := gid.Current()
-			const attempts = 10
-			built := 0
-			for range attempts {
-				var g Group
-				g.SetLimit(1)
-				var running maxGauge
-				var ranHere atomic.Bool
-				var children atomic.Int64
-				child := func() error {
-					running.enter()
-					defer running.exit()
-					children.Add(1)
-					return nil
-				}
-				parent := func() error {
-					running.enter()
-					defer running.exit()
-					if gid.Current() == me {
-						ranHere.Store(true)
-					}
-					for range 3 {
-						g.Go(child) // full: the slot is this task's
-					}
-					return nil
-				}
-				g.Go(parent)
-				wantNil(t, "Wait()", g.Wait())
-				if got := children.Load(); got != 3 {
-					t.Errorf("%d child tasks ran, want 3", got)
-				}
-				if hi := running.hi.Load(); hi > 1 {
-					t.Errorf("%d tasks of a group limited to 1 executed at once", hi)
-				}
-				if ranHere.Load() {
-					built++
-				}
+	onOneProc(t, func() {
+		me := gid.Current()
+		const attempts = 10
+		built := 0
+		for range attempts {
+			var g Group
+			g.SetLimit(1)
+			var running maxGauge
+			var ranHere atomic.Bool
+			var children atomic.Int64
+			child := func() error {
+				running.enter()
+				defer running.exit()
+				children.Add(1)
+				return nil
 			}
-			if built == 0 {
-				t.Errorf("in %d attempts the parent task never ran on the test goroutine: the test no longer builds its case", attempts)
+			parent := func() error {
+				running.enter()
+				defer running.exit()
+				if gid.Current() == me {
+					ranHere.Store(true)
+				}
+				for range 3 {
+					g.Go(child) // full: the slot is this task's
+				}
+				return nil
 			}
-		})
+			g.Go(parent)
+			wantNil(t, "Wait()", g.Wait())
+			if got := children.Load(); got != 3 {
+				t.Errorf("%d child tasks ran, want 3", got)
+			}
+			if hi := running.hi.Load(); hi > 1 {
+				t.Errorf("%d tasks of a group limited to 1 executed at once", hi)
+			}
+			if ranHere.Load() {
+				built++
+			}
+		}
+		if built == 0 {
+			t.Errorf("in %d attempts the parent task never ran on the test goroutine: the test no longer builds its case", attempts)
+		}
 	})
 }
 

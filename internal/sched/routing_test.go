@@ -101,9 +101,6 @@ func TestRoutingNoInjectorInsideTasks(t *testing.T) {
 		if n := injected.Load(); n != 0 {
 			t.Errorf("the injector held tasks after %d Go calls made inside tasks", n)
 		}
-		if got := ran.Load(); got != want {
-			t.Errorf("%d tasks ran, want %d", got, want)
-		}
 	})
 }
 

@@ -87,7 +87,7 @@ func TestRunnerSet(t *testing.T) {
 // them of the same few homes: no two get the same slot, each finds its own
 // id, and an add fails only when its window is really full.
 func TestRunnerSetConcurrent(t *testing.T) {
-	rounds := scale(200, 40)
+	rounds := testkit.ScaleDown(200, 40)
 	testkit.Guard(t, func() {
 		var s runnerSet
 		for round := range rounds {

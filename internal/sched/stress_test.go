@@ -133,7 +133,7 @@ func TestChurnLostWakeups(t *testing.T) {
 // pauses long enough for the workers to sleep or retire, never waited on
 // until the end.
 func TestChurnOneGroup(t *testing.T) {
-	rounds := scale(3000, 400)
+	rounds := testkit.ScaleDown(3000, 400)
 	forProcs(t, []int{1, 2, 4}, func(t *testing.T, procs int) {
 		var c churn
 		var g Group
@@ -378,7 +378,7 @@ func (run *progRun) task(tk *progTask, g testGroup, newGroup func() testGroup) f
 // both, and each Wait returns nil in both or, in both, the error of one of
 // its group's failing tasks (the same one when only one fails).
 func TestDifferentialAgainstReference(t *testing.T) {
-	programs := scale(400, 150)
+	programs := testkit.ScaleDown(400, 150)
 	testkit.Guard(t, func() {
 		for seed := range programs {
 			gen := &progGen{r: rand.New(rand.NewPCG(uint64(seed), 2024)), budget: 20 + seed%120}
@@ -429,7 +429,7 @@ func TestDifferentialAgainstReference(t *testing.T) {
 // between pairs catch the idle workers in every phase. The limit variant
 // adds the outside Go's wait for a slot.
 func TestChurnBlockingPairs(t *testing.T) {
-	pairs := scale(20000, 4000)
+	pairs := testkit.ScaleDown(20000, 4000)
 	for _, procs := range []int{2, 4} {
 		for _, limit := range []int{-1, procs} {
 			t.Run(fmt.Sprintf("procs=%d/limit=%d", procs, limit), func(t *testing.T) {

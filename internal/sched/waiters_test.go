@@ -38,7 +38,7 @@ func collidingGroups(buckets, perBucket int) [][]*Group {
 // random order, one by one; each finish wakes exactly the waiters of that
 // group, all of them, and none of any other group.
 func TestWaitTable(t *testing.T) {
-	rounds := scale(20, 5)
+	rounds := testkit.ScaleDown(20, 5)
 	testkit.Guard(t, func() {
 		for round := range rounds {
 			r := rand.New(rand.NewPCG(uint64(round), 17))

@@ -97,7 +97,7 @@ func TestWatchdogFanOutBlocking(t *testing.T) {
 // grow the pool past GOMAXPROCS plus a few workers.
 func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 	const procs = 2
-	n := scale(4000, 1000)
+	n := testkit.ScaleDown(4000, 1000)
 	for _, from := range []string{"outside", "inside"} {
 		t.Run(from, func(t *testing.T) {
 			testkit.SetProcs(t, procs)

@@ -185,10 +185,7 @@ func (st *stress) poster(p, quota int, seed uint64) {
 // is consumed, that shutting down (done, then WakeWorker) ends every
 // worker, and that the counters come back to zero.
 func TestStress(t *testing.T) {
-	total := 1_000_000
-	if testing.Short() || raceEnabled {
-		total = 100_000
-	}
+	total := testkit.ScaleDown(1_000_000, 100_000)
 	testkit.ForProcs(t, func(t *testing.T) {
 		runStress(t, total, uint64(runtime.GOMAXPROCS(0)))
 	})

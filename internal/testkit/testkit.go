@@ -177,6 +177,14 @@ func Scale(long, short int) int {
 	return long
 }
 
+// ScaleDown returns long, or short under -short or the race detector.
+func ScaleDown(long, short int) int {
+	if testing.Short() || Race {
+		return short
+	}
+	return long
+}
+
 // Recover calls f and reports the value it panicked with, if it did
 // (including a nil value).
 func Recover(f func()) (v any, panicked bool) {

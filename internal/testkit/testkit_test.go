@@ -89,9 +89,14 @@ func TestTimeout(t *testing.T) {
 	if d := testkit.Timeout(t); d > 3*time.Second || d < time.Second {
 		t.Errorf("Timeout = %v with STEAL_HANG_TIMEOUT=3s", d)
 	}
+	t.Setenv("STEAL_HANG_TIMEOUT", "")
+	def := testkit.Timeout(t)
+	if def > testkit.DefaultTimeout || def < 5*time.Second {
+		t.Errorf("Timeout = %v unset, want at most the default and at least five seconds", def)
+	}
 	t.Setenv("STEAL_HANG_TIMEOUT", "nonsense")
-	if d := testkit.Timeout(t); d > testkit.DefaultTimeout {
-		t.Errorf("Timeout = %v, more than the default", d)
+	if d := testkit.Timeout(t); d != def {
+		t.Errorf("Timeout = %v with STEAL_HANG_TIMEOUT=nonsense, want %v, as unset", d, def)
 	}
 }
 

@@ -30,6 +30,12 @@ func TestExamplesTerminate(t *testing.T) {
 		{"ExampleGroup_recursive", ExampleGroup_recursive},
 		{"ExampleGroup_SetPanicMode", ExampleGroup_SetPanicMode},
 		{"ExampleGroup_SetCancelMode", ExampleGroup_SetCancelMode},
+		{"ExampleFor", ExampleFor},
+		{"ExampleFor_error", ExampleFor_error},
+		{"ExampleMap", ExampleMap},
+		{"ExampleForEach", ExampleForEach},
+		{"ExampleFor_panicInWait", ExampleFor_panicInWait},
+		{"ExampleReadStats", ExampleReadStats},
 	}
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -39,8 +45,7 @@ func TestExamplesTerminate(t *testing.T) {
 	// test output is not affected by the swap.
 	stdout := os.Stdout
 	os.Stdout = devNull
-	restore := func() { os.Stdout = stdout }
-	defer restore()
+	defer func() { os.Stdout = stdout }()
 
 	for _, ex := range examples {
 		t.Run(ex.name, func(t *testing.T) { testkit.Guard(t, ex.f) })

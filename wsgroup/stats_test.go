@@ -70,9 +70,7 @@ func TestStatsForkJoinExact(t *testing.T) {
 			done := make(chan struct{})
 			g.Go(func() error { fib(); close(done); return nil })
 			<-done // then Wait, which would otherwise run the task here
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait: %v", err)
-			}
+			wantNil(t, "g.Wait()", g.Wait())
 			after := quietStats(t)
 			d := after.Sub(before)
 			if d.Tasks != uint64(want) {
@@ -239,9 +237,7 @@ func TestStatsSteals(t *testing.T) {
 				return nil
 			})
 			<-started
-			if err := g.Wait(); err != nil {
-				t.Errorf("Wait: %v", err)
-			}
+			wantNil(t, "g.Wait()", g.Wait())
 			d := quietStats(t).Sub(before)
 			if d.Tasks != 2 || d.Steals != 1 || d.LocalPops != 0 || d.InjectorPops != 1 {
 				t.Errorf("got %+v; want 2 tasks, 1 steal, 0 local pops, 1 injector pop", d)
@@ -268,12 +264,8 @@ func TestStatsLocalPops(t *testing.T) {
 			return nil
 		})
 		<-ran // no Wait before: a Wait of either group would help run them
-		if err := children.Wait(); err != nil {
-			t.Errorf("Wait: %v", err)
-		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait: %v", err)
-		}
+		wantNil(t, "children.Wait()", children.Wait())
+		wantNil(t, "g.Wait()", g.Wait())
 		d := quietStats(t).Sub(before)
 		if d.Tasks != 3 || d.LocalPops != 2 || d.Steals != 0 || d.InjectorPops != 1 {
 			t.Errorf("got %+v; want 3 tasks, 2 local pops, no steal, 1 injector pop", d)
@@ -302,9 +294,7 @@ func TestStatsCompensations(t *testing.T) {
 						return nil
 					})
 				}
-				if err := g.Wait(); err != nil {
-					t.Errorf("Wait: %v", err)
-				}
+				wantNil(t, "g.Wait()", g.Wait())
 				d := quietStats(t).Sub(before)
 				if d.Compensations < 2 || d.WorkersStarted < uint64(k-1) || d.Tasks != uint64(k) {
 					t.Errorf("got %+v; want at least 2 compensations, at least %d workers started, %d tasks", d, k-1, k)
@@ -327,9 +317,7 @@ func TestStatsWorkersStartedRetired(t *testing.T) {
 		for range 3 {
 			g.Go(func() error { barrier.Done(); barrier.Wait(); return nil })
 		}
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait: %v", err)
-		}
+		wantNil(t, "g.Wait()", g.Wait())
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -450,9 +438,7 @@ func publishedWhileHeld(t *testing.T, what string, hold func(g *wsgroup.Group, r
 		hold(&g, release)
 		testkit.WaitUntil(t, what, func() bool { return published(wsgroup.ReadStats().Sub(before)) })
 		close(release)
-		if err := g.Wait(); err != nil {
-			t.Errorf("Wait: %v", err)
-		}
+		wantNil(t, "g.Wait()", g.Wait())
 	})
 }
 
@@ -464,9 +450,7 @@ func TestStatsLoopTasks(t *testing.T) {
 			for _, n := range []int{1, 3, 10_000} {
 				before := quietStats(t)
 				h := make(loopHits, n)
-				if err := wsgroup.For(context.Background(), n, h.body); err != nil {
-					t.Errorf("For(%d) = %v", n, err)
-				}
+				wantNil(t, fmt.Sprintf("For(%d)", n), wsgroup.For(context.Background(), n, h.body))
 				h.check(t, fmt.Sprintf("For(%d)", n))
 				after := quietStats(t)
 				if d, want := after.Sub(before).Tasks, uint64(min(n, runtime.GOMAXPROCS(0))); d != want {

@@ -206,4 +206,10 @@ func TestScale(t *testing.T) {
 	if got := testkit.Scale(10, 1); got != want {
 		t.Errorf("Scale(10, 1) = %d, want %d", got, want)
 	}
+	if testkit.Race {
+		want = 1
+	}
+	if got := testkit.ScaleDown(10, 1); got != want {
+		t.Errorf("ScaleDown(10, 1) = %d, want %d (race detector: %v)", got, want, testkit.Race)
+	}
 }

@@ -24,47 +24,35 @@ import (
 func BenchmarkLoop(b *testing.B) {
 	for _, shape := range []func() *workload.Loop{workload.LinearLoop, workload.ClusteredLoop, workload.CheapLoop} {
 		l := shape()
-		run := func(b *testing.B, loop func(l *workload.Loop)) {
-			clear(l.Done)
-			b.ReportAllocs()
-			for b.Loop() {
-				loop(l)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*l.N), "ns/index")
-			if err := l.Check(b.N); err != nil {
-				b.Fatal(err)
-			}
-		}
 		b.Run("shape="+l.Name+"/impl=for", func(b *testing.B) {
-			run(b, func(l *workload.Loop) {
-				err := wsgroup.For(context.Background(), l.N, func(_ context.Context, i int) error {
+			workload.BenchLoop(b, l, func() error {
+				return wsgroup.For(context.Background(), l.N, func(_ context.Context, i int) error {
 					l.Body(i)
 					return nil
 				})
-				if err != nil {
-					b.Fatal(err)
-				}
 			})
 		})
 		b.Run("shape="+l.Name+"/impl=static", func(b *testing.B) {
-			run(b, func(l *workload.Loop) { workload.StaticSplit(l.N, runtime.GOMAXPROCS(0), l.Body) })
+			workload.BenchLoop(b, l, func() error {
+				workload.StaticSplit(l.N, runtime.GOMAXPROCS(0), l.Body)
+				return nil
+			})
 		})
 		b.Run("shape="+l.Name+"/impl=errgroup", func(b *testing.B) {
-			run(b, func(l *workload.Loop) {
+			workload.BenchLoop(b, l, func() error {
 				var g errgroup.Group
 				for i := range l.N {
 					g.Go(func() error { l.Body(i); return nil })
 				}
-				if err := g.Wait(); err != nil {
-					b.Fatal(err)
-				}
+				return g.Wait()
 			})
 		})
 		b.Run("shape="+l.Name+"/impl=serial", func(b *testing.B) {
-			run(b, func(l *workload.Loop) {
+			workload.BenchLoop(b, l, func() error {
 				for i := range l.N {
 					l.Body(i)
 				}
+				return nil
 			})
 		})
 	}
@@ -82,19 +70,7 @@ func BenchmarkLoopNested(b *testing.B) {
 	const outer, requests = 100, 8
 	inner := l.N / outer
 	body := func(_ context.Context, i int) error { l.Body(i); return nil }
-	run := func(b *testing.B, loop func() error) {
-		clear(l.Done)
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := loop(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*l.N), "ns/index")
-		if err := l.Check(b.N); err != nil {
-			b.Fatal(err)
-		}
-	}
+	run := func(b *testing.B, loop func() error) { workload.BenchLoop(b, l, loop) }
 	b.Run("impl=flat", func(b *testing.B) {
 		run(b, func() error { return wsgroup.For(context.Background(), l.N, body) })
 	})

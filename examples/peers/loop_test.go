@@ -87,17 +87,7 @@ func BenchmarkLoop(b *testing.B) {
 						items[i] = int32(i)
 					}
 				}
-				clear(l.Done)
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := im.run(l, items); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*l.N), "ns/index")
-				if err := l.Check(b.N); err != nil {
-					b.Fatal(err)
-				}
+				workload.BenchLoop(b, l, func() error { return im.run(l, items) })
 			})
 		}
 	}

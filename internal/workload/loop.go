@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -106,4 +107,21 @@ func StaticSplit(n, p int, body func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// BenchLoop is the body of a loop benchmark: one whole run of l per op
+// (loop), with allocations and ns/index reported. It fails b if loop
+// returns an error, or unless every index of l ran exactly b.N times.
+func BenchLoop(b *testing.B, l *Loop, loop func() error) {
+	clear(l.Done)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := loop(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*l.N), "ns/index")
+	if err := l.Check(b.N); err != nil {
+		b.Fatal(err)
+	}
 }

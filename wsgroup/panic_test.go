@@ -411,46 +411,39 @@ func TestPanicInWaitGoexit(t *testing.T) {
 // returns) or if the goroutine ends before the rest of its group.
 func TestGoexitInTaskRunByWaiter(t *testing.T) {
 	testkit.ForProcs(t, func(t *testing.T) {
-		testkit.Guard(t, func() {
-			for round := 0; ; round++ {
-				if round == 10_000 {
-					t.Errorf("in %d rounds, Wait never ran its own task", round)
-					return
-				}
-				var other atomic.Bool
-				var returned, exitedAfterOther atomic.Bool
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					defer func() { exitedAfterOther.Store(other.Load()) }()
-					me := gid.Current()
-					var g wsgroup.Group
-					g.Go(func() error {
-						for range 1000 {
-							runtime.Gosched() // long enough to still run when Goexit comes
-						}
-						other.Store(true)
-						return nil
-					})
-					g.Go(func() error {
-						if gid.Current() == me {
-							runtime.Goexit()
-						}
-						return nil
-					})
-					g.Wait()
-					returned.Store(true)
-				}()
-				<-done
-				if returned.Load() {
-					continue // the Goexit task ran on a worker this time
-				}
-				if !exitedAfterOther.Load() {
-					t.Errorf("the waiter's goroutine ended before the rest of its group had run")
-				}
+		for round := 0; ; round++ {
+			if round == 10_000 {
+				t.Errorf("in %d rounds, Wait never ran its own task", round)
 				return
 			}
-		})
+			var other, exitedAfterOther atomic.Bool
+			returned := guardOnOwnGoroutine(t, func() {
+				defer func() { exitedAfterOther.Store(other.Load()) }()
+				me := gid.Current()
+				var g wsgroup.Group
+				g.Go(func() error {
+					for range 1000 {
+						runtime.Gosched() // long enough to still run when Goexit comes
+					}
+					other.Store(true)
+					return nil
+				})
+				g.Go(func() error {
+					if gid.Current() == me {
+						runtime.Goexit()
+					}
+					return nil
+				})
+				g.Wait()
+			})
+			if returned {
+				continue // the Goexit task ran on a worker this time
+			}
+			if !exitedAfterOther.Load() {
+				t.Errorf("the waiter's goroutine ended before the rest of its group had run")
+			}
+			return
+		}
 	})
 }
 

@@ -131,9 +131,7 @@ func TestStatsGoexit(t *testing.T) {
 		for !onWaiter || !onWorker {
 			before := quietStats(t)
 			var waiterRan atomic.Int64
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
+			guardOnOwnGoroutine(t, func() {
 				me := gid.Current()
 				var g wsgroup.Group
 				for range n {
@@ -146,8 +144,7 @@ func TestStatsGoexit(t *testing.T) {
 					})
 				}
 				g.Wait() // ends here if it runs a task
-			}()
-			<-done
+			})
 			after := quietStats(t)
 			d := after.Sub(before)
 			if d.Tasks != n {
@@ -318,16 +315,13 @@ func TestStatsWorkersStartedRetired(t *testing.T) {
 			g.Go(func() error { barrier.Done(); barrier.Wait(); return nil })
 		}
 		wantNil(t, "g.Wait()", g.Wait())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
+		guardOnOwnGoroutine(t, func() {
 			var g wsgroup.Group
 			for range 4 {
 				g.Go(func() error { runtime.Goexit(); return nil })
 			}
 			g.Wait() // ends here if it runs one of them
-		}()
-		<-done
+		})
 		if _, _, err := workload.Fib(func() workload.Group { return new(wsgroup.Group) }, 15); err != nil {
 			t.Errorf("fib: %v", err)
 		}

@@ -27,7 +27,7 @@ import (
 // whatever GOMAXPROCS.
 func TestTasksWaitingForLaterTasks(t *testing.T) {
 	const n = 64
-	check := func(t *testing.T, g *wsgroup.Group, submit func(func() error)) {
+	check := func(t *testing.T, g *wsgroup.Group) {
 		var ran atomic.Int32
 		// done[i] is closed by task i; task i waits for task i+1.
 		done := make([]chan struct{}, n)
@@ -35,7 +35,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 			done[i] = make(chan struct{})
 		}
 		for i := 0; i < n; i++ {
-			submit(func() error {
+			g.Go(func() error {
 				if i+1 < n {
 					<-done[i+1]
 				}
@@ -53,18 +53,18 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 		t.Run("outside", func(t *testing.T) {
 			testkit.Guard(t, func() {
 				var g wsgroup.Group
-				check(t, &g, func(f func() error) { g.Go(f) })
+				check(t, &g)
 			})
 		})
 		t.Run("from-task", func(t *testing.T) {
 			// All the tasks are submitted by one task, so they land on its
-			// worker's deque, and that task then waits for the last of them
-			// without calling Wait.
+			// worker's deque, and that task then waits for them in its
+			// Wait, which helps with them newest first.
 			testkit.Guard(t, func() {
 				var outer wsgroup.Group
 				outer.Go(func() error {
 					var g wsgroup.Group
-					check(t, &g, func(f func() error) { g.Go(f) })
+					check(t, &g)
 					return nil
 				})
 				wantNil(t, "outer Wait()", outer.Wait())

@@ -6,7 +6,6 @@ package wsgroup_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -23,7 +22,6 @@ import (
 // context before Wait returns, so tasks that wait for cancellation end.
 func TestErrorCancelsContextWhileTasksRun(t *testing.T) {
 	testkit.Guard(t, func() {
-		errDoom := errors.New("wsgroup_test: doomed")
 		g, ctx := wsgroup.WithContext(context.Background())
 		const waiters = 16
 		var sawCause atomic.Int32
@@ -79,7 +77,6 @@ func TestQueuedTasksRunAfterError(t *testing.T) {
 	for _, limit := range []int{-1, 1, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			testkit.Guard(t, func() {
-				errDoom := errors.New("wsgroup_test: doomed")
 				g, ctx := wsgroup.WithContext(context.Background())
 				g.SetLimit(limit)
 				g.Go(func() error { return errDoom })

@@ -60,7 +60,6 @@ type contextCase struct {
 
 // contextCases returns the cases of TestWithContext and TestCancelCause.
 func contextCases() []contextCase {
-	errDoom := errors.New("wsgroup_test: doomed")
 	return []contextCase{
 		{want: nil},
 		{errs: []error{nil}, want: nil},
@@ -245,7 +244,6 @@ func TestFirstErrorWins(t *testing.T) {
 // pipeline example does); all see the same error.
 func TestConcurrentWait(t *testing.T) {
 	testkit.Guard(t, func() {
-		errDoom := errors.New("wsgroup_test: doomed")
 		var g wsgroup.Group
 		release := make(chan struct{})
 		for i := 0; i < 32; i++ {

@@ -28,6 +28,10 @@ func panicInTask() error { panic(errPanicValue) }
 // errStop is the error of a task or a cancellation that stops a group.
 var errStop = errors.New("wsgroup test: stop")
 
+// errDoom is the error of the tests that make a group fail, as errgroup's
+// own tests name it.
+var errDoom = errors.New("wsgroup_test: doomed")
+
 // panicPrefix starts the message of every panic that wsgroup raises on misuse.
 const panicPrefix = "wsgroup: "
 

@@ -9,7 +9,6 @@ package wsgroup_test
 
 import (
 	"context"
-	"errors"
 	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
@@ -22,7 +21,6 @@ import (
 )
 
 func TestNoLeakAfterWait(t *testing.T) {
-	errDoom := errors.New("wsgroup_test: doomed")
 	cases := []struct {
 		name string
 		run  func(t *testing.T)

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/go-steal/steal/adapter"
@@ -152,7 +151,7 @@ func TestBehaviourBothKinds(t *testing.T) {
 		for _, k := range kinds {
 			t.Run(c.name+"/"+string(k), func(t *testing.T) {
 				testkit.Guard(t, func() { c.run(t, k) })
-				goleak.VerifyNone(t)
+				testkit.VerifyNone(t)
 			})
 		}
 	}

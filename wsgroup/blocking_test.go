@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
@@ -134,7 +132,7 @@ func TestTasksWaitingForLaterTasks(t *testing.T) {
 			})
 		})
 		// No goroutine of the groups remains, whatever the pools grew to.
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 	})
 }
 
@@ -197,7 +195,7 @@ func TestMD5AllPipeline(t *testing.T) {
 				}
 			}
 		})
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 	})
 }
 

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
@@ -35,7 +33,7 @@ func TestStressFailureModes(t *testing.T) {
 				}
 			}
 		})
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/internal/workload"
@@ -211,16 +210,4 @@ func guardOnOwnGoroutine(t testing.TB, f func()) (returned bool) {
 		<-done
 	})
 	return returned
-}
-
-// waitWorkersRetired waits until no goroutine of the scheduler (a worker or
-// the watchdog) is left, which happens within a linger of the last task;
-// it fails the test if some remain after a second.
-func waitWorkersRetired(t testing.TB) {
-	t.Helper()
-	start := time.Now()
-	testkit.WaitGone(t, "steal/internal/sched.")
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("scheduler goroutines still ran %v after the last task, want under a second", d)
-	}
 }

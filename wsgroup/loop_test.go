@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
@@ -35,7 +33,7 @@ func TestForRunsEveryIndexOnce(t *testing.T) {
 				h.check(t, fmt.Sprintf("For(%d)", n))
 			}
 		})
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 	})
 }
 

@@ -22,8 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
@@ -185,7 +183,7 @@ func TestPanicInWait(t *testing.T) {
 				t.Errorf("%d of %d other tasks ran to the end, want all", got, n)
 			}
 		})
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 	})
 }
 
@@ -214,7 +212,7 @@ func TestPanicInWaitCountsLaterPanics(t *testing.T) {
 				t.Errorf("PanicError.Later() = %d, want %d", got, n-1)
 			}
 		})
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 	})
 }
 
@@ -239,7 +237,7 @@ func TestPanicInWaitAfterError(t *testing.T) {
 			t.Errorf("context.Cause(ctx) = %v, want %v", cause, errFirst)
 		}
 	})
-	goleak.VerifyNone(t)
+	testkit.VerifyNone(t)
 }
 
 // TestPanicInWaitNested: a task's panic in a nested group is raised by the
@@ -271,7 +269,7 @@ func TestPanicInWaitNested(t *testing.T) {
 				t.Errorf("the nested Wait returned; want it to panic")
 			}
 		})
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 	})
 }
 
@@ -294,7 +292,7 @@ func TestPanicInWaitPanicNil(t *testing.T) {
 			t.Errorf("PanicError.Value = %T %v, want a *runtime.PanicNilError", pe.Value, pe.Value)
 		}
 	})
-	goleak.VerifyNone(t)
+	testkit.VerifyNone(t)
 }
 
 // TestPanicInWaitSticks: like the first error, the panic stays with the
@@ -310,7 +308,7 @@ func TestPanicInWaitSticks(t *testing.T) {
 			t.Errorf("second Wait panicked with %v, want the first *PanicError again", again)
 		}
 	})
-	goleak.VerifyNone(t)
+	testkit.VerifyNone(t)
 }
 
 // TestPanicInWaitPanicNilGODEBUG: under GODEBUG=panicnil=1, recover returns
@@ -399,7 +397,7 @@ func TestPanicInWaitGoexit(t *testing.T) {
 	if got := ran.Load(); got != 50 {
 		t.Errorf("%d of 50 tasks ran", got)
 	}
-	goleak.VerifyNone(t)
+	testkit.VerifyNone(t)
 }
 
 // TestGoexitInTaskRunByWaiter: a task that calls runtime.Goexit while it
@@ -498,6 +496,6 @@ func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
 				t.Errorf("outer Wait panicked with %v, want h's *PanicError for %v", pe.Value, errPanicValue)
 			}
 		})
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 	})
 }

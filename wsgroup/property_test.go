@@ -67,7 +67,7 @@ package wsgroup_test
 //
 // Every run is under testkit.Guard (a hang ends the test binary with every
 // goroutine's stack and the program), and each GOMAXPROCS subtest (1, 2, 4)
-// ends with goleak.VerifyNone.
+// ends with testkit.VerifyNone.
 //
 // rapid runs 100 programs per GOMAXPROCS setting (20 with -short); each
 // program runs 10 times on each implementation (3 with -short). More
@@ -91,7 +91,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 	"pgregory.net/rapid"
 
@@ -914,7 +913,7 @@ func TestPropertyMatchesErrgroup(t *testing.T) {
 					}
 				}
 			})
-			goleak.VerifyNone(t)
+			testkit.VerifyNone(t)
 		})
 	}
 }

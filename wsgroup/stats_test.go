@@ -326,7 +326,7 @@ func TestStatsWorkersStartedRetired(t *testing.T) {
 			t.Errorf("fib: %v", err)
 		}
 	})
-	waitWorkersRetired(t)
+	testkit.WaitRetired(t)
 	s := wsgroup.ReadStats()
 	if s.Workers != 0 || s.WorkersStarted != s.WorkersRetired {
 		t.Fatalf("with no worker goroutine left: %d workers, %d started, %d retired", s.Workers, s.WorkersStarted, s.WorkersRetired)

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/go-steal/steal/internal/explore"
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
-	"go.uber.org/goleak"
+	"github.com/go-steal/steal/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testkit.Settled(m)) }
 
 // failure runs an exploration in a subtest that is expected to fail and
 // returns its output; the explorer must find the bug.

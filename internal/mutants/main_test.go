@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testkit.Settled(m)) }
 
 // TestTableApplies: every edit of the table finds its text exactly once in
 // today's code, so the table cannot go stale unnoticed when the code it

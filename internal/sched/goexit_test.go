@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/testkit"
 )
@@ -92,7 +90,7 @@ func TestGoexitOnWorkers(t *testing.T) {
 				checkRetired(t)
 				testkit.WaitUntil(t, "goroutine count back to baseline", func() bool { return runtime.NumGoroutine() <= base })
 			})
-			goleak.VerifyNone(t)
+			testkit.VerifyNone(t)
 		})
 	}
 }

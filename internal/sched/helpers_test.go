@@ -160,7 +160,7 @@ func fibPlain(n int) int {
 	return fibPlain(n-1) + fibPlain(n-2)
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testkit.Settled(m)) }
 
 // spin busy-waits for about d.
 func spin(d time.Duration) {
@@ -179,7 +179,7 @@ func guardPool(t *testing.T, body func()) {
 		body()
 		checkRetired(t)
 	})
-	goleak.VerifyNone(t)
+	testkit.VerifyNone(t)
 }
 
 // onOneProc runs body with GOMAXPROCS 1 on an idle pool (checkRetired),

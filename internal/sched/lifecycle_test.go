@@ -11,8 +11,6 @@ import (
 	"time"
 	"weak"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/testkit"
 )
@@ -71,7 +69,7 @@ func TestLifecycleBurstRetires(t *testing.T) {
 		}
 		testkit.WaitUntil(t, "goroutine count back to baseline", func() bool { return runtime.NumGoroutine() <= base })
 	})
-	goleak.VerifyNone(t)
+	testkit.VerifyNone(t)
 }
 
 // createdMetric counts the goroutines the process has created.
@@ -264,7 +262,7 @@ func TestPoolRetiresAfterWait(t *testing.T) {
 				}
 				testkit.WaitUntil(t, "goroutine count back to baseline", func() bool { return runtime.NumGoroutine() <= base })
 			})
-			goleak.VerifyNone(t)
+			testkit.VerifyNone(t)
 		})
 	}
 }
@@ -294,7 +292,7 @@ func TestPoolRetiresWithoutWait(t *testing.T) {
 		if got := ran.Load(); got != 200*5 {
 			t.Errorf("%d nested tasks ran, want %d", got, 200*5)
 		}
-		goleak.VerifyNone(t)
+		testkit.VerifyNone(t)
 
 		// The pool comes back to life: the task runs on a new worker (the
 		// test goroutine is blocked on done, not in Wait, so it cannot run

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/testkit"
 )
 
@@ -417,7 +415,7 @@ func TestDifferentialAgainstReference(t *testing.T) {
 			})
 		}
 	})
-	goleak.VerifyNone(t)
+	testkit.VerifyNone(t)
 }
 
 // TestChurnBlockingPairs: pairs of tasks from outside where the first
@@ -452,7 +450,7 @@ func TestChurnBlockingPairs(t *testing.T) {
 					}
 					wantNil(t, "Wait()", g.Wait())
 				})
-				goleak.VerifyNone(t)
+				testkit.VerifyNone(t)
 			})
 		}
 	}

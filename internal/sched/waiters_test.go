@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/go-steal/steal/internal/testkit"
 )
 
@@ -134,7 +132,7 @@ func TestWaitTable(t *testing.T) {
 			}
 		}
 	})
-	goleak.VerifyNone(t)
+	testkit.VerifyNone(t)
 }
 
 // TestWaitTableParkRefusesStale: park does not block when the condition no

@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // TestMain fails the package's tests if any goroutine a test started
 // (workers, posters, wakers) is still alive at the end.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(testkit.Settled(m))
 }

@@ -6,6 +6,14 @@
 // Every bound here only turns a hang into a readable failure; none judges
 // speed. STEAL_HANG_TIMEOUT (a time.Duration such as "5s") overrides the
 // default bound, which helps when trying code that is expected to hang.
+//
+// The goroutine checks wait for events, never for a time: the scheduler's
+// workers retire a linger after their last task, which on a busy machine
+// (another test suite on the same cores, the race detector) can take longer
+// than goleak's own retries. So a leak check first waits until the
+// scheduler's goroutines are gone (VerifyNone, and Settled for
+// goleak.VerifyTestMain), and a worker that never retires still fails it,
+// at the hang bound, with the dump.
 package testkit
 
 import (
@@ -19,6 +27,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // DefaultTimeout is how long a guarded test may run before it is declared
@@ -100,6 +110,55 @@ func WaitGone(t testing.TB, frame string) {
 	WaitUntil(t, "goroutines running "+frame+" are gone", func() bool {
 		return !bytes.Contains(Stacks(), []byte(frame))
 	})
+}
+
+// schedFrames are the bottom frames of the scheduler's own goroutines: its
+// workers and its watchdog.
+var schedFrames = [][]byte{[]byte("steal/internal/sched.(*worker).run("), []byte("steal/internal/sched.(*Pool).watchdog(")}
+
+// SchedRunning reports whether a goroutine of the scheduler (a worker or
+// the watchdog) is running, in the dump of every goroutine that Stacks
+// returns.
+func SchedRunning(dump []byte) bool {
+	for _, f := range schedFrames {
+		if bytes.Contains(dump, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitRetired waits until no goroutine of the scheduler is left: its workers
+// retire a linger after their last task, and its watchdog a little later.
+// It fails as WaitUntil does.
+func WaitRetired(t testing.TB) {
+	t.Helper()
+	WaitUntil(t, "every worker of the scheduler retired and the watchdog gone", func() bool { return !SchedRunning(Stacks()) })
+}
+
+// VerifyNone checks that t leaked no goroutine: it waits for the scheduler
+// to retire (WaitRetired), then checks every goroutine with
+// goleak.VerifyNone.
+func VerifyNone(t testing.TB) {
+	t.Helper()
+	WaitRetired(t)
+	goleak.VerifyNone(t)
+}
+
+// Settled wraps m for goleak.VerifyTestMain: after the tests have run, Run
+// waits until the scheduler has retired (for as long as DefaultTimeout; past
+// that goleak reports what is left), so that goleak checks what the tests
+// leaked, not workers still within their linger.
+func Settled(m goleak.TestingM) goleak.TestingM { return settled{m} }
+
+type settled struct{ m goleak.TestingM }
+
+func (s settled) Run() int {
+	code := s.m.Run()
+	for deadline := time.Now().Add(DefaultTimeout); SchedRunning(Stacks()) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	return code
 }
 
 // Procs are the values of GOMAXPROCS that ForProcs runs a test at.

@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-steal/steal/internal/testkit"
 	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/internal/testkit"
+	"github.com/go-steal/steal/wsgroup"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testkit.Settled(m)) }
 
 // A hung body ends the binary with the dump; the child hangs on purpose.
 func TestGuardEndsAHang(t *testing.T) {
@@ -83,6 +85,31 @@ func TestWaitGone(t *testing.T) {
 }
 
 func parkedHere(stop chan struct{}) { <-stop }
+
+// TestWaitRetired: while a task blocks on a worker, the scheduler is seen
+// running and WaitRetired fails at its bound; once the task has ended, the
+// workers retire by themselves and WaitRetired returns.
+func TestWaitRetired(t *testing.T) {
+	stop := make(chan struct{})
+	var g wsgroup.Group
+	g.Go(func() error { <-stop; return nil })
+	testkit.WaitUntil(t, "the task's worker started", func() bool { return testkit.SchedRunning(testkit.Stacks()) })
+	t.Setenv("STEAL_HANG_TIMEOUT", "20ms")
+	f := &fatalTB{TB: t}
+	testkit.WaitRetired(f)
+	if f.msg == "" {
+		t.Error("WaitRetired returned while a worker ran a task")
+	}
+	close(stop)
+	if err := g.Wait(); err != nil {
+		t.Fatalf("Wait() = %v", err)
+	}
+	t.Setenv("STEAL_HANG_TIMEOUT", "")
+	testkit.WaitRetired(t)
+	if testkit.SchedRunning(testkit.Stacks()) {
+		t.Error("WaitRetired returned while the scheduler still runs")
+	}
+}
 
 func TestTimeout(t *testing.T) {
 	t.Setenv("STEAL_HANG_TIMEOUT", "3s")

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testkit.Settled(m)) }
 
 // newInline makes a group that runs every task at once on the caller's
 // goroutine.

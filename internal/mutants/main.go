@@ -74,6 +74,10 @@ var (
 		[]string{"-run", "TestProperty", "./wsgroup"}, nil}
 	retireScan = check{"sched: extra workers retire, and the deque scans shrink back",
 		[]string{"-run", "TestWatchdogExtraWorkersRetire", "./internal/sched"}, nil}
+	// The soak stops at its first failure: a mutant is caught as soon as
+	// the randomized mix hits the bug.
+	soak = check{"soak: a randomized mix of every scenario, each result checked",
+		[]string{"-run", "TestSoak$", "./internal/soak"}, []string{"STEAL_SOAK_DURATION=30s"}}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
@@ -191,6 +195,31 @@ var mutants = []mutant{
 		file:  "internal/sched/group.go",
 		edits: []edit{{"\t\tg.setAside(f, w) // inside a task\n\t\treturn\n", "\t\tg.state.Add(oneTask)\n"}},
 		check: limitOrder,
+	},
+	{
+		name: "sched-drop-one-in-a-million",
+		bug:  "a worker drops one task in a million: counted finished, never run",
+		file: "internal/sched/worker.go",
+		edits: []edit{
+			{"import (\n\t\"github.com/go-steal/steal/internal/deque\"", "import (\n\t\"sync/atomic\"\n\n\t\"github.com/go-steal/steal/internal/deque\""},
+			{"// worker is one slot of the pool", "var executed atomic.Int64\n\n// worker is one slot of the pool"},
+			{"\tif g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected)\n\t\treturn\n\t}\n\tif g.skips() {\n\t\tg.drop(w, injected)"},
+		},
+		check: soak,
+	},
+	{
+		name:  "sched-outside-error-lost",
+		bug:   "the error of a task run by a Wait outside the pool is not recorded, so that Wait returns nil",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"\tif err := f(); err != nil {\n\t\tg.fail(err)", "\tif err := f(); err != nil && w != nil {\n\t\tg.fail(err)"}},
+		check: soak,
+	},
+	{
+		name:  "sched-idle-never-retires",
+		bug:   "an idle worker whose linger ends sleeps again instead of retiring, so workers outlive the last task",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"case sleep.Done, sleep.Lingered:", "case sleep.Done:"}},
+		check: soak,
 	},
 	{
 		name:  "deque-pop-last-no-cas",

@@ -20,22 +20,20 @@ import (
 
 // TestLifecycleBurstRetires: after a burst of tasks from many goroutines
 // outside the pool, of groups of every shape, including fan-outs of
-// blocking tasks that make the watchdog grow the pool past GOMAXPROCS,
-// every worker retires and the watchdog exits, with no Wait or shutdown
-// asking them to.
+// blocking tasks that grow the pool past GOMAXPROCS, every worker retires
+// and the watchdog exits, with no Wait or shutdown asking them to.
+//
+// That the pool grew is seen at an event, not by sampling: when the last
+// task of a fan-out starts, all of them are running, at most one on the
+// submitter's goroutine (its Wait runs only its own group's tasks, and
+// blocks in the first), so at least fanOut-1 workers are live.
 func TestLifecycleBurstRetires(t *testing.T) {
 	testkit.Guard(t, func() {
 		checkRetired(t)
 		base := runtime.NumGoroutine()
-		var live maxGauge
-		var watched atomic.Bool
-		s := startSampler(func() {
-			live.observe(int64(global.live.Load()))
-			if global.watching.Load() {
-				watched.Store(true)
-			}
-		})
-		const submitters, fanOut = 8, 16
+		var grown maxGauge // live workers while a fan-out had every task running
+		const submitters = 8
+		fanOut := max(16, 2*runtime.GOMAXPROCS(0)+2)
 		var ran atomic.Int64
 		testkit.Parallel(submitters, func(sub int) {
 			for round := range 4 {
@@ -47,7 +45,10 @@ func TestLifecycleBurstRetires(t *testing.T) {
 				// A fan-out of blocking tasks: none finishes before all
 				// have started, so the pool must grow.
 				if g.limit == 0 {
-					testkit.FanOut(&g, fanOut, func() { ran.Add(1) })
+					testkit.FanOut(&g, fanOut, func() {
+						grown.observe(int64(global.live.Load()))
+						ran.Add(1)
+					})
 				}
 				for range 50 {
 					g.Go(func() error {
@@ -61,11 +62,10 @@ func TestLifecycleBurstRetires(t *testing.T) {
 			}
 		})
 		checkRetired(t)
-		s.stop()
-		t.Logf("%d tasks; at most %d live workers; watchdog seen: %v", ran.Load(), live.hi.Load(), watched.Load())
-		if !watched.Load() || live.hi.Load() <= int64(runtime.GOMAXPROCS(0)) {
-			t.Errorf("the burst never grew the pool past GOMAXPROCS with the watchdog (at most %d live workers, watchdog seen: %v): "+
-				"the test no longer builds its case", live.hi.Load(), watched.Load())
+		t.Logf("%d tasks; %d live workers while a fan-out of %d ran", ran.Load(), grown.hi.Load(), fanOut)
+		if hi := grown.hi.Load(); hi < int64(fanOut-1) || hi <= int64(runtime.GOMAXPROCS(0)) {
+			t.Errorf("while a fan-out of %d blocking tasks all ran, %d workers were live, want at least %d, past GOMAXPROCS (%d)",
+				fanOut, hi, fanOut-1, runtime.GOMAXPROCS(0))
 		}
 		testkit.WaitUntil(t, "goroutine count back to baseline", func() bool { return runtime.NumGoroutine() <= base })
 	})

@@ -145,16 +145,20 @@ func VerifyNone(t testing.TB) {
 	goleak.VerifyNone(t)
 }
 
-// Settled wraps m for goleak.VerifyTestMain: after the tests have run, Run
-// waits until the scheduler has retired (for as long as DefaultTimeout; past
-// that goleak reports what is left), so that goleak checks what the tests
-// leaked, not workers still within their linger.
+// Settled wraps m for goleak.VerifyTestMain: after the tests have passed,
+// Run waits until the scheduler has retired (for as long as DefaultTimeout;
+// past that goleak reports what is left), so that goleak checks what the
+// tests leaked, not workers still within their linger. After a failure it
+// does not wait: the binary fails anyway, and goleak lists what is left.
 func Settled(m goleak.TestingM) goleak.TestingM { return settled{m} }
 
 type settled struct{ m goleak.TestingM }
 
 func (s settled) Run() int {
 	code := s.m.Run()
+	if code != 0 {
+		return code
+	}
 	for deadline := time.Now().Add(DefaultTimeout); SchedRunning(Stacks()) && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}

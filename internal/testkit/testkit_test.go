@@ -86,6 +86,46 @@ func TestWaitGone(t *testing.T) {
 
 func parkedHere(stop chan struct{}) { <-stop }
 
+// fakeM is a goleak.TestingM whose Run calls run.
+type fakeM struct{ run func() int }
+
+func (m fakeM) Run() int { return m.run() }
+
+// TestSettled: after tests that passed, Settled's Run returns once the
+// scheduler has retired, here once a task that outlived the tests has
+// ended; after tests that failed, it returns their code although the task
+// still runs. (That it returns at once then is a matter of time, which no
+// test asserts: a Settled that waited would return after DefaultTimeout.)
+func TestSettled(t *testing.T) {
+	for _, code := range []int{0, 1} {
+		release := make(chan struct{})
+		var g wsgroup.Group
+		m := fakeM{func() int {
+			g.Go(func() error { <-release; return nil })
+			testkit.WaitUntil(t, "the task's worker started", func() bool { return testkit.SchedRunning(testkit.Stacks()) })
+			if code == 0 {
+				// Settled must wait for this: the scheduler is still
+				// running when the tests return.
+				time.AfterFunc(10*time.Millisecond, func() { close(release) })
+			}
+			return code
+		}}
+		if got := testkit.Settled(m).Run(); got != code {
+			t.Errorf("Run() = %d, want the tests' %d", got, code)
+		}
+		if code == 0 && testkit.SchedRunning(testkit.Stacks()) {
+			t.Error("Settled returned while the scheduler still ran, after tests that passed")
+		}
+		if code != 0 {
+			close(release)
+		}
+		if err := g.Wait(); err != nil {
+			t.Fatalf("Wait() = %v", err)
+		}
+	}
+	testkit.VerifyNone(t)
+}
+
 // TestWaitRetired: while a task blocks on a worker, the scheduler is seen
 // running and WaitRetired fails at its bound; once the task has ended, the
 // workers retire by themselves and WaitRetired returns.

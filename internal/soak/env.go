@@ -66,10 +66,10 @@ func (e *env) fan() int {
 	switch r := e.rng.IntN(20); {
 	case r < 14:
 		return e.intn(1, 16)
-	case r < 19:
+	case r < 19 || e.maxFan() <= 256:
 		return e.intn(17, 256)
 	}
-	return e.intn(257, max(257, e.maxFan()))
+	return e.intn(257, e.maxFan())
 }
 
 // picks returns k distinct indices of [0, n) as a set.

@@ -281,7 +281,6 @@ func (s *soak) phase(p phase) (phaseResult, error) {
 		stop     atomic.Bool
 		failOnce sync.Once
 		failure  error
-		failed   = make(chan struct{})
 		clients  sync.WaitGroup
 		aux      sync.WaitGroup
 		last     = make([]atomic.Int64, p.clients) // since, at the client's last finished run
@@ -291,11 +290,12 @@ func (s *soak) phase(p phase) (phaseResult, error) {
 		changes  atomic.Int64
 	)
 	fail := func(err error) {
-		failOnce.Do(func() { failure = err; close(failed) })
+		failOnce.Do(func() { failure = err })
 		stop.Store(true)
 	}
 	for c := range p.clients {
 		clients.Go(func() {
+			defer doing[c].Store(nil) // a client that has ended cannot stall
 			rng := rand.New(rand.NewPCG(s.cfg.seed, uint64(c)))
 			for !stop.Load() {
 				sc, seed, ok := p.pick(rng)
@@ -335,13 +335,12 @@ func (s *soak) phase(p phase) (phaseResult, error) {
 	allDone := make(chan struct{})
 	go func() { clients.Wait(); close(allDone) }()
 
-	// Watch for the deadline, a failure and stalled clients until every
-	// client has finished its last run.
+	// Watch for the deadline and for stalled clients until every client
+	// has finished its last run (a failure stops them too).
 	deadline := time.NewTimer(p.d)
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	stalled := false
 watch:
 	for {
 		select {
@@ -349,7 +348,6 @@ watch:
 			break watch
 		case <-deadline.C:
 			stop.Store(true)
-		case <-failed:
 		case <-tick.C:
 			now := since()
 			for c := range last {
@@ -358,7 +356,6 @@ watch:
 					// the goroutines it holds, to the dump.
 					fail(fmt.Errorf("STALL: client %d made no progress for %v, running %s\nreplay: go run ./internal/soak -replay %s\nall goroutines:\n%s",
 						c, s.cfg.stall, *doing[c].Load(), *doing[c].Load(), testkit.Stacks()))
-					stalled = true
 					break watch
 				}
 			}
@@ -374,9 +371,6 @@ watch:
 	}
 	res.runs -= before
 	if failure != nil {
-		if !stalled {
-			<-allDone // each client ends its run: the load has stopped
-		}
 		return res, failure
 	}
 	end := time.Now()

@@ -63,7 +63,7 @@ func parseSeed(s string) (uint64, error) { return strconv.ParseUint(s, 0, 64) }
 // kinds are the implementations, in the order of the report's columns.
 var kinds = []adapter.Kind{adapter.Wsgroup, adapter.Errgroup}
 
-// tally of one scenario on one implementation.
+// counts are what one scenario did on one implementation.
 type counts struct {
 	runs, tasks atomic.Int64
 	loaded      atomic.Int64 // runs under load, not alone

@@ -103,15 +103,6 @@ func Stacks() []byte {
 	}
 }
 
-// WaitGone waits until no goroutine's stack contains frame (a function
-// name such as "steal/internal/sched."), failing as WaitUntil does.
-func WaitGone(t testing.TB, frame string) {
-	t.Helper()
-	WaitUntil(t, "goroutines running "+frame+" are gone", func() bool {
-		return !bytes.Contains(Stacks(), []byte(frame))
-	})
-}
-
 // schedFrames are the bottom frames of the scheduler's own goroutines: its
 // workers and its watchdog.
 var schedFrames = [][]byte{[]byte("steal/internal/sched.(*worker).run("), []byte("steal/internal/sched.(*Pool).watchdog(")}

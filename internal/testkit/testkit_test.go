@@ -67,25 +67,6 @@ func TestWaitUntil(t *testing.T) {
 	}
 }
 
-func TestWaitGone(t *testing.T) {
-	stop := make(chan struct{})
-	go parkedHere(stop)
-	testkit.WaitUntil(t, "parkedHere started", func() bool {
-		return strings.Contains(string(testkit.Stacks()), "testkit_test.parkedHere")
-	})
-	t.Setenv("STEAL_HANG_TIMEOUT", "20ms")
-	f := &fatalTB{TB: t}
-	testkit.WaitGone(f, "testkit_test.parkedHere")
-	if f.msg == "" {
-		t.Error("WaitGone returned while the goroutine was still there")
-	}
-	close(stop)
-	t.Setenv("STEAL_HANG_TIMEOUT", "")
-	testkit.WaitGone(t, "testkit_test.parkedHere")
-}
-
-func parkedHere(stop chan struct{}) { <-stop }
-
 // fakeM is a goleak.TestingM whose Run calls run.
 type fakeM struct{ run func() int }
 

@@ -68,28 +68,30 @@ type Stats struct {
 	// sleeps going on plus those that timed out.
 	Wakes uint64
 
-	// WorkersStarted is the number of worker goroutines started: when a
-	// task is queued and no worker is idle to take it (up to GOMAXPROCS),
-	// for blocked workers (Compensations), and in place of a worker
-	// whose goroutine a task ended with runtime.Goexit.
+	// WorkersStarted is the number of workers started: when a task is
+	// queued and no worker is idle to take it (up to GOMAXPROCS), in
+	// place of workers that are blocked (Compensations), and in place of
+	// a worker whose goroutine a task ended with runtime.Goexit. A start
+	// reuses a goroutine that a worker left a moment ago when there is
+	// one, and starts a goroutine otherwise.
 	WorkersStarted uint64
 
-	// WorkersRetired is the number of worker goroutines that ended:
-	// after a linger without work, at once when more workers run than the
+	// WorkersRetired is the number of workers that stopped: after a
+	// linger without work, at once when more workers run than the
 	// scheduler needs (those started for blocked workers, once these are
 	// back), or because a task called runtime.Goexit. A worker is counted
-	// here just after it leaves Workers, so once every worker has exited,
-	// WorkersRetired equals WorkersStarted.
+	// here just after it leaves Workers, so once every worker has
+	// stopped, WorkersRetired equals WorkersStarted. Its goroutine waits
+	// a little longer to be reused before it exits.
 	WorkersRetired uint64
 
 	// Compensations is the number of workers started beyond GOMAXPROCS:
 	// the starts, counted in WorkersStarted too, made while GOMAXPROCS or
 	// more workers already ran. The scheduler goes beyond GOMAXPROCS only
 	// when workers do not run: for each worker blocked in a Wait whose
-	// group's tasks run elsewhere, and by the watchdog, when CPUs are idle
-	// while every worker is busy (tasks that block) or when queued tasks
-	// wait behind tasks that do not end (see Blocking tasks in the package
-	// documentation).
+	// group's tasks run elsewhere, and for each worker whose task has
+	// made no progress for a sample of the scheduler's monitor while
+	// tasks wait (see Blocking tasks in the package documentation).
 	Compensations uint64
 
 	// Workers is the number of worker goroutines now. It is a gauge, not

@@ -163,9 +163,9 @@ var mutants = []mutant{
 	},
 	{
 		name:  "sched-scan-every-slot",
-		bug:   "a worker that leaves the highest occupied slot does not lower the bound of the deque scans, so after a burst every steal scans thousands of empty deques",
+		bug:   "a worker that leaves its slot stays in the scan set, so after a burst every steal scans thousands of empty deques",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"\t\tp.inUse.Store(int32(i))\n", "\t\t_ = i\n"}},
+		edits: []edit{{"\t} else {\n\t\tp.setActive(w, false)\n\t}\n", "\t}\n"}},
 		check: retireScan,
 	},
 	{

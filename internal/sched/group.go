@@ -260,9 +260,9 @@ func (g *Group) parkTask(f func() error, w *worker) {
 }
 
 // acquireOutside waits, on a goroutine that is not a worker, until
-// tryAcquire succeeds. It polls, then yields a few times, before it parks:
-// with tiny tasks a slot frees within a scheduling round, far sooner than
-// a parked goroutine is woken.
+// tryAcquire succeeds or a finishing task hands it a slot (handSlot). It
+// polls the count for a moment, then yields a few times, before it parks:
+// with tiny tasks a slot frees sooner than a parked goroutine is woken.
 //
 // It runs none of the group's queued tasks while it waits. The tempting
 // version, which Wait gets away with, deadlocks here: Go waits for one
@@ -292,11 +292,15 @@ func (g *Group) acquireOutside() {
 			}
 			continue
 		}
-		if i < submitPolls+submitSpins {
+		if i < submitPolls+submitSpins && spin {
+			// A worker may be about to take the queued tasks: let it have
+			// this CPU for a moment rather than park.
 			xsync.Gosched()
 			continue
 		}
-		g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit })
+		if g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit }) {
+			return
+		}
 	}
 }
 
@@ -308,6 +312,12 @@ func (g *Group) done(k int64) int64 {
 	// Read the limit before the subtraction: once it lets Wait return,
 	// the owner may call SetLimit.
 	limit := g.limit
+	if limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {
+		// One slot went straight to a parked Go.
+		if k--; k == 0 {
+			return countOf(g.state.Load())
+		}
+	}
 	s := g.state.Add(^uint64(k*oneTask - 1))
 	if limit > 0 {
 		// k slots are free: start as many tasks set aside (see setAside).

@@ -109,10 +109,10 @@ func (s *sampler) stop() {
 }
 
 // poolIdle reports whether the pool has nothing left running: no worker
-// occupies a slot, no watchdog runs, no worker counts as blocked, and no
-// task is queued.
+// occupies a slot, no watchdog runs, no worker counts as detached, no task
+// is queued, and no spare goroutine waits.
 func poolIdle() bool {
-	if global.live.Load() != 0 || global.watching.Load() || global.blocked.Load() != 0 || global.queued() != 0 {
+	if global.live.Load() != 0 || global.watching.Load() || global.detached.Load() != 0 || global.queued() != 0 || global.spares.len() != 0 {
 		return false
 	}
 	global.mu.Lock() // occupied is guarded by mu
@@ -135,9 +135,22 @@ func checkRetired(t *testing.T) {
 	testkit.WaitUntil(t, "every worker retired and the watchdog gone", poolIdle)
 	// With no slot occupied, nobody may be left scanning empty deques
 	// (after a burst the pool can hold thousands of free slots).
-	if u := global.inUse.Load(); u != 0 {
-		t.Errorf("no slot is occupied, but scans cover the first %d of %d", u, len(*global.slots.Load()))
+	if u := len(global.scanned()); u != 0 {
+		t.Errorf("no slot is occupied, but scans cover %d of %d slots", u, len(*global.slots.Load()))
 	}
+}
+
+// detachedFor counts the occupied slots detached for why.
+func detachedFor(why uint32) int {
+	global.mu.Lock()
+	defer global.mu.Unlock()
+	n := 0
+	for _, w := range *global.slots.Load() {
+		if w.occupied && w.detachedBy.Load()&why != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // fibGroup is fork-join recursion with a nested group per call.

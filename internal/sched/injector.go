@@ -61,19 +61,23 @@ func (in *injector) unpushIf(g *Group) func() error { return in.shard().unpushIf
 // first; the others follow in order.
 //
 // The batch is the shard's fair share for one of workers+1 takers, at
-// least one task and at most what queue.popBatch takes (about half). A
+// least one task and at most what queue.popBatch takes (about half), and
+// at most most, unless the shard holds more than injectHigh tasks. A
 // burst of tiny tasks is taken in batches of up to len(dst), which
 // amortizes the shard's lock; a few tasks of a request are spread one by
 // one over the workers (and the submitter, who may take its own back),
 // so that tasks that block are not queued behind each other in one deque.
-func (in *injector) takeBatch(dst []job, start uint64, workers int) int {
+func (in *injector) takeBatch(dst []job, start uint64, workers, most int) int {
 	for i := range uint64(len(in.shards)) {
 		q := &in.shards[(start+i)&in.mask]
 		n := q.len()
 		if n == 0 {
 			continue
 		}
-		share := min(max(n/(workers+1), 1), len(dst))
+		if n > injectHigh {
+			most = len(dst)
+		}
+		share := min(max(n/(workers+1), 1), len(dst), most)
 		if k := q.popBatch(dst[:share]); k > 0 {
 			return k
 		}
@@ -162,10 +166,14 @@ type queue struct {
 	// Producers' side, guarded by the tail lock (pub's low bit).
 	tail    *block // block holding slot published
 	tailOff int    // published % blockLen, kept to avoid the division
+	_       [48]byte
 
+	// Consumers' side, on a line of its own: a consumer that polls the
+	// shard does not take the line that the producer writes next.
 	headMu  xsync.Mutex
 	head    *block // block holding slot taken (consumers)
 	headOff int
+	_       [64]byte
 
 	// spare is one emptied block kept for the next producer that needs
 	// one, so a steady stream of tasks allocates nothing. A consumer puts

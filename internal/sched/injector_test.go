@@ -702,14 +702,14 @@ func TestInjectorShards(t *testing.T) {
 			if in.nonEmpty() || in.len() != 0 {
 				t.Fatal("a new injector is not empty")
 			}
-			if k := in.takeBatch(dst, start, 0); k != 0 {
+			if k := in.takeBatch(dst, start, 0, len(dst)); k != 0 {
 				t.Fatalf("takeBatch on an empty injector = %d", k)
 			}
 			in.shards[home].push(idJob(1, &g))
 			if !in.nonEmpty() || in.len() != 1 {
 				t.Fatalf("task in shard %d: nonEmpty() = %v, len() = %d", home, in.nonEmpty(), in.len())
 			}
-			if k := in.takeBatch(dst, start, 0); k != 1 || idOf(t, dst[0].f) != 1 {
+			if k := in.takeBatch(dst, start, 0, len(dst)); k != 1 || idOf(t, dst[0].f) != 1 {
 				t.Fatalf("task in shard %d, start %d: takeBatch = %d", home, start, k)
 			}
 			if in.nonEmpty() {
@@ -731,13 +731,13 @@ func TestInjectorShards(t *testing.T) {
 		start uint64
 		from  int
 	}{{3, 5}, {6, 2}, {2, 2}, {5 + shards, 5}} {
-		k := in.takeBatch(dst[:1], c.start, 0)
+		k := in.takeBatch(dst[:1], c.start, 0, 1)
 		if k != 1 || idOf(t, dst[0].f)/100 != c.from {
 			t.Fatalf("start %d: took %d tasks, the first from shard %d; want one from shard %d", c.start, k, idOf(t, dst[0].f)/100, c.from)
 		}
 	}
 	for in.nonEmpty() {
-		k := in.takeBatch(dst, 0, 0)
+		k := in.takeBatch(dst, 0, 0, len(dst))
 		from := idOf(t, dst[0].f) / 100
 		for _, j := range dst[:k] {
 			if idOf(t, j.f)/100 != from {
@@ -760,7 +760,7 @@ func TestInjectorBatchShare(t *testing.T) {
 					in.shards[1].push(idJob(i, &g))
 				}
 				dst := make([]job, dstLen)
-				k := in.takeBatch(dst, 0, workers)
+				k := in.takeBatch(dst, 0, workers, len(dst))
 				hi := min(dstLen, n/2+1, max(n/(workers+1), 1))
 				if k < 1 || k > hi {
 					t.Fatalf("%d queued, %d workers, len(dst) %d: took %d, want 1..%d", n, workers, dstLen, k, hi)

@@ -26,11 +26,12 @@ const (
 
 	// submitPolls (probe.go: defaultSubmitPolls) is how many rounds of
 	// 32 loads of the group's count an outside Go on a full limited group
-	// makes without yielding (when GOMAXPROCS > 1); submitSpins is how
-	// many times it then yields the processor, rechecking for a free
-	// slot, before it blocks.
+	// (and an outside Wait whose tasks run on workers) makes, when
+	// GOMAXPROCS > 1, before it parks; submitSpins is how many times the
+	// Go then yields the processor, rechecking for a free slot, before it
+	// parks.
 	defaultSubmitPolls = 16
-	submitSpins        = 16
+	submitSpins        = 4
 
 	// tailSpins is how many times a submitter retries an injector
 	// shard's tail lock before it yields between tries.
@@ -50,23 +51,29 @@ const (
 	watchDoze   = 5 * time.Millisecond
 	watchLinger = 50 * time.Millisecond
 
-	// starveTicks is how many watchdog ticks tasks may wait in the
-	// injector with no worker taking any before the watchdog adds a
-	// worker for them (see watchdog.go); injectEvery is how often (in
-	// searches for a task) a worker looks at the injector before its own
-	// deque, so that a worker whose deque never empties still serves
-	// tasks from outside.
-	starveTicks = 10
+	// injectEvery is how often (in searches for a task) a worker looks at
+	// the injector before its own deque, so that a worker whose deque
+	// never empties still serves tasks from outside.
 	injectEvery = 61
 
-	// fairPerProc×GOMAXPROCS, or fairFloor if that is more, is the most
-	// workers the watchdog adds above capacity for tasks starving behind
-	// tasks that do not end: enough for a chain of that many tasks each
-	// waiting for the next (as errgroup code may have) while the CPUs are
-	// busy. It adds one a tick after starveTicks ticks of starving, so
-	// the floor takes a second of starving to reach.
-	fairPerProc = 4
-	fairFloor   = 1024
+	// injectHigh is the shard length above which a worker takes a batch
+	// from the injector even when no other worker is idle to steal it
+	// (see worker.takeInjected).
+	injectHigh = 2 * injectBatch
+
+	// busyWait is how long the monitor must see a worker's task not move
+	// before it detaches the worker while every CPU is busy (see
+	// watchdog.go); otherwise one sample is enough. Longer than the Go
+	// scheduler's time slice (10 ms), so that a worker that merely waits
+	// for a CPU is not replaced; it bounds the wait of a task queued behind
+	// a long CPU-bound task.
+	busyWait = 20 * time.Millisecond
+
+	// spareLinger is how long a goroutine that left its slot waits to be
+	// given another before it exits (spare.go): long enough that a
+	// service's waves of blocking tasks reuse the same goroutines, short
+	// enough that none is left long after the process's last task.
+	spareLinger = 64 * time.Millisecond
 
 	// statsEvery is how many tasks a worker that stays busy runs between
 	// publications of its counts (see stats.go): the most a busy worker's

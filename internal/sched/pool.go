@@ -18,45 +18,58 @@ import (
 // started when a task is posted and no worker is idle, while fewer than
 // capacity() workers run. Workers leave (retire) after being idle for
 // linger, or at once when the pool has more workers than its capacity (the
-// blocked workers they stood in for are back, or GOMAXPROCS went down). So
-// when the process has no task, no worker remains after the linger, and a
-// service that issues requests back to back keeps the same warm workers.
+// detached workers they stood in for are back, or GOMAXPROCS went down). A
+// goroutine that leaves its slot waits as a spare (spare.go) for spareLinger
+// before it exits, so that the next start reuses it. So when the process
+// has no task, no goroutine remains after the two lingers, and a service
+// that issues requests back to back keeps the same warm workers.
+//
+// A worker is detached (detach.go) while it cannot run tasks: blocked in a
+// Wait of ours, or seen stuck in one task by the monitor (watchdog.go).
+// A detached worker counts neither against GOMAXPROCS nor in the deque
+// scans, so every scan is over at most GOMAXPROCS attached workers plus
+// those that have just come back, however many tasks are blocked.
 type Pool struct {
 	sleep *sleep.Sleep // idle protocol; one sleeper per slot
 	inj   injector     // tasks from outside
 
 	// slots is replaced when it grows (under mu), never modified below its
-	// length: thieves iterate over a snapshot, and every *worker stays
-	// valid.
+	// length; every *worker stays valid. Only mu's holders read it.
 	slots atomic.Pointer[[]*worker]
-	// inUse is one more than the highest index of an occupied slot (0 when
-	// none is); written under mu. Slots are never removed, and a burst of
-	// blocked tasks can leave thousands behind, so whoever scans the
-	// deques (thieves, an outside Wait, queued) scans only the first
-	// inUse: the slots above hold no goroutine, and their deques are empty
-	// (a worker leaves its slot only with nothing in its own deque, and
-	// only a slot's occupant pushes onto it). Load inUse before slots: a
-	// spawn stores slots (when it grows them) before it raises inUse, so
-	// a scanner that sees the raised inUse also sees the slot.
-	inUse atomic.Int32
+	// active is the scan set: the occupied slots that are not detached.
+	// Whoever looks for tasks in the deques (thieves, an outside Wait,
+	// queued, the monitor) reads this list, never slots: a burst of
+	// blocked tasks can leave thousands of slots behind. It is copied on
+	// write, under mu (setActive), so a scanner iterates over a snapshot.
+	// A slot that leaves it has an empty deque, or one that its occupant
+	// or the detacher is about to empty (see detach.go); a free slot's
+	// deque is empty (a worker leaves its slot only with nothing in its
+	// own deque, and only a slot's occupant pushes onto it).
+	active atomic.Pointer[[]*worker]
 
 	// size is runtime.GOMAXPROCS(0) as last sampled (refreshSize): by
 	// every spawn, every retirement and every watchdog tick, so a change
 	// of GOMAXPROCS while the process runs is followed within a tick of
 	// the pool being saturated. (Asking the runtime on every post would
 	// take its scheduler lock each time.)
-	size    atomic.Int32
-	live    atomic.Int32 // occupied slots; written under mu
-	blocked atomic.Int32 // workers in a blocking wait (see worker.block)
-	// blockedHi is the most workers ever blocked at once: a pool never
-	// has more than size+blockedHi workers from spawns within capacity.
-	// Kept for tests.
-	blockedHi atomic.Int32
-	watching  atomic.Bool // a watchdog runs; set under mu
-	dozing    atomic.Bool // it ticks slowly (see watchdog)
-	kick      chan struct{}
+	size atomic.Int32
+	live atomic.Int32 // occupied slots; written under mu
+	// detached is the number of occupied slots that are detached (see
+	// detach.go); written under mu. detachedHi is the most ever at once:
+	// a pool never has more than size+detachedHi workers from spawns
+	// within capacity. Kept for tests.
+	detached   atomic.Int32
+	detachedHi atomic.Int32
+	watching   atomic.Bool // a watchdog runs; set under mu
+	dozing     atomic.Bool // it ticks slowly (see watchdog)
+	napping    atomic.Bool // it waits for its timer, and a kick would wake it
+	kick       chan struct{}
 
-	mu xsync.Mutex // guards slot occupancy and growth, live changes
+	mu xsync.Mutex // guards slot occupancy and growth, live, detached and active changes
+	// freeSlots are the slots no goroutine occupies, most recently freed
+	// last (its deque's ring and sleeper are the warmest); under mu.
+	freeSlots []*worker
+	spares    spares // goroutines without a slot, waiting to be reused (spare.go)
 
 	counts  poolCounts                    // starts, retirements, compensations (stats.go)
 	outside [outsideStripes]outsideStripe // counts of goroutines outside the pool (stats.go)
@@ -74,6 +87,7 @@ func current() *worker { return workers.Lookup() }
 func newPool() *Pool {
 	p := &Pool{sleep: sleep.New(0), inj: newInjector(), kick: make(chan struct{}, 1)}
 	p.slots.Store(new([]*worker))
+	p.active.Store(new([]*worker))
 	p.refreshSize()
 	return p
 }
@@ -98,13 +112,14 @@ func (p *Pool) newWorker(i int) *worker {
 }
 
 // capacity is how many workers the pool may have now: GOMAXPROCS, plus one
-// for each worker blocked in one of our waits (a Wait whose group's tasks
-// run elsewhere). A blocked worker runs nothing, the way a thread in a
+// for each detached worker (blocked in one of our waits, or stuck in a
+// task). A detached worker runs no other task, the way a thread in a
 // system call does not count against GOMAXPROCS; not replacing it could
 // deadlock the pool (every worker waiting on a nested group whose tasks
-// sit in a deque).
+// sit in a queue) or starve it (every worker blocked in a task while
+// tasks wait).
 func (p *Pool) capacity() int32 {
-	return p.size.Load() + p.blocked.Load()
+	return p.size.Load() + p.detached.Load()
 }
 
 // surplus reports whether the pool has more workers than its capacity:
@@ -151,25 +166,25 @@ func (p *Pool) maybeSpawn(c sleep.Counters) {
 func (p *Pool) spawn() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.live.Load() >= p.refreshSize()+p.blocked.Load() {
+	if p.live.Load() >= p.refreshSize()+p.detached.Load() {
 		return false
 	}
-	return p.startLocked()
+	return p.startLocked(false)
 }
 
 // startLocked starts a worker in a free slot, making one if need be, up to
 // sleep.MaxWorkers slots, whatever the pool's capacity: spawn checks that
-// first, and the watchdog's spawnExtra goes above it. The caller holds mu.
-func (p *Pool) startLocked() bool {
+// first, and the monitor's spawnExtra goes above it. A worker started
+// detached (by the monitor's ramp: see watchdog.go) counts as detached
+// from the start: it takes one task and leaves when that task returns.
+// The caller holds mu.
+func (p *Pool) startLocked(detached bool) bool {
 	slots := *p.slots.Load()
 	var w *worker
-	for _, s := range slots {
-		if !s.occupied {
-			w = s
-			break
-		}
-	}
-	if w == nil {
+	if n := len(p.freeSlots); n > 0 {
+		w = p.freeSlots[n-1]
+		p.freeSlots = p.freeSlots[:n-1]
+	} else {
 		if len(slots) >= sleep.MaxWorkers {
 			return false
 		}
@@ -181,30 +196,50 @@ func (p *Pool) startLocked() bool {
 		p.slots.Store(&grown)
 	}
 	p.countSpawn()
-	p.occupy(w)
+	if detached {
+		w.occupied = true
+		p.live.Add(1)
+		w.detachedBy.Store(detachMonitor)
+		p.countDetached()
+	} else {
+		p.occupy(w)
+	}
 	// The new worker counts as inactive (looking for work) from now on,
 	// so posters that follow do not start more workers for the same job.
 	idle := p.sleep.StartLooking(w.index)
-	xsync.Go(func() { w.run(idle) })
+	if !p.spares.assign(w, idle) {
+		xsync.Go(func() { w.run(idle) })
+	}
 	return true
 }
 
-// occupy marks w's slot occupied, under mu.
+// occupy marks w's slot occupied and puts it in the scan set, under mu.
 func (p *Pool) occupy(w *worker) {
 	w.occupied = true
 	p.live.Add(1)
-	if int(p.inUse.Load()) < w.index+1 {
-		p.inUse.Store(int32(w.index + 1))
-	}
+	p.setActive(w, true)
 }
 
-// scanned returns the slots whose deques may hold tasks: the first inUse
-// (see Pool.inUse).
-func (p *Pool) scanned() []*worker {
-	n := int(p.inUse.Load())
-	slots := *p.slots.Load()
-	return slots[:min(n, len(slots))]
+// setActive adds w to the scan set (in) or removes it, under mu: the list
+// is copied, so that scanners keep iterating over the snapshot they
+// loaded. Copying costs one slice per change, of at most GOMAXPROCS plus
+// a few entries.
+func (p *Pool) setActive(w *worker, in bool) {
+	old := *p.active.Load()
+	next := make([]*worker, 0, len(old)+1)
+	for _, v := range old {
+		if v != w {
+			next = append(next, v)
+		}
+	}
+	if in {
+		next = append(next, w)
+	}
+	p.active.Store(&next)
 }
+
+// scanned returns the scan set (see Pool.active).
+func (p *Pool) scanned() []*worker { return *p.active.Load() }
 
 // spawnUpTo starts up to n workers within capacity, for the watchdog.
 func (p *Pool) spawnUpTo(n int) {
@@ -215,20 +250,18 @@ func (p *Pool) spawnUpTo(n int) {
 	}
 }
 
-// spawnExtra starts n workers above capacity, for the watchdog. Every
-// spawnCheck workers it looks again at the queued tasks, and stops once
-// the idle workers (the new ones among them, until they find work) are at
-// least as many: n was sized from a count taken before, and workers that
-// start with nothing to do only retire again (a burst of thousands of
-// blocking tasks dropped or finished meanwhile would otherwise start one
-// worker each for nothing).
+// spawnExtra starts n workers above capacity, for the monitor's ramp (see
+// watchdog.go). Every spawnCheck workers it looks again at the queued
+// tasks, and stops once the idle workers (the new ones among them, until
+// they find work) are at least as many: n was sized from a count taken
+// before, and workers that start with nothing to do only retire again.
 func (p *Pool) spawnExtra(n int) {
 	for i := range n {
 		if i > 0 && i%spawnCheck == 0 && p.queued() <= int(p.sleep.Load().Inactive()) {
 			return
 		}
 		p.mu.Lock()
-		ok := p.startLocked()
+		ok := p.startLocked(true)
 		p.mu.Unlock()
 		if !ok {
 			return
@@ -250,15 +283,14 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	p.mu.Lock()
 	w.occupied = false
 	p.live.Add(-1)
-	if int(p.inUse.Load()) == w.index+1 {
-		// Lower inUse past the free slots below ours. A scanner that
-		// still uses the old value only looks at empty deques.
-		slots := *p.slots.Load()
-		i := w.index
-		for i > 0 && !slots[i-1].occupied {
-			i--
-		}
-		p.inUse.Store(int32(i))
+	p.freeSlots = append(p.freeSlots, w)
+	if w.detachedBy.Load() != 0 {
+		// Detached and idle since (see worker.reattach): it leaves as
+		// attached, so that the slot's next occupant starts clean.
+		w.detachedBy.Store(0)
+		p.detached.Add(-1)
+	} else {
+		p.setActive(w, false)
 	}
 	p.mu.Unlock()
 	// Order: slot given up (above), no longer inactive (here), then a last
@@ -277,8 +309,14 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 		return true // a searching worker will find it (or pass it on too)
 	}
 	p.mu.Lock()
-	if !w.occupied && p.live.Load() < p.refreshSize()+p.blocked.Load() {
-		// Stay: take the slot back.
+	if !w.occupied && p.live.Load() < p.refreshSize()+p.detached.Load() {
+		// Stay: take the slot back (it is free, so it is listed).
+		for i := len(p.freeSlots) - 1; i >= 0; i-- {
+			if p.freeSlots[i] == w {
+				p.freeSlots = append(p.freeSlots[:i], p.freeSlots[i+1:]...)
+				break
+			}
+		}
 		p.occupy(w)
 		*idle = p.sleep.StartLooking(w.index)
 		p.mu.Unlock()

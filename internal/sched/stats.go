@@ -180,15 +180,17 @@ func countRangeSteal(ok bool) {
 // poolCounts are a pool's counts of rare events (a goroutine started or
 // ended each), atomics that only grow, read by ReadStats with Load.
 type poolCounts struct {
-	// started: worker goroutines started. Added to by startLocked, under mu,
-	// before the worker occupies its slot (so a reader never sees more
-	// workers live than started), and by replace, on the goroutine that
-	// ends, before it starts its successor.
+	// started: workers started in a slot, on a new goroutine or on a
+	// spare (spare.go). Added to by startLocked, under mu, before the
+	// worker occupies its slot (so a reader never sees more workers live
+	// than started), and by replace, on the goroutine that ends, before
+	// it starts its successor.
 	started atomic.Uint64
-	// retired: worker goroutines that ended. Added to by retire after
-	// release gave the slot up, and by replace (a task's runtime.Goexit
-	// ended the goroutine), on the goroutine that ends: a reader may see
-	// a worker gone from Pool.live a moment before it is counted here.
+	// retired: workers that left their slot. Added to by retire after
+	// release gave the slot up (the goroutine then waits as a spare, or
+	// exits), and by replace (a task's runtime.Goexit ended the
+	// goroutine), on the goroutine that ends: a reader may see a worker
+	// gone from Pool.live a moment before it is counted here.
 	retired atomic.Uint64
 	// compensations: spawns made while the pool already had size
 	// (GOMAXPROCS) or more workers, which only blocked workers (capacity)

@@ -172,12 +172,12 @@ func TestBlockedInWait(t *testing.T) {
 		if !waiterOnWorker.Load() {
 			t.Fatalf("the waiting task does not run on a worker")
 		}
-		testkit.WaitUntil(t, "the worker counts as blocked", func() bool { return global.blocked.Load() == 1 })
-		if c, want := global.capacity(), global.size.Load()+1; c != want {
-			t.Errorf("capacity() = %d with one worker blocked, want %d", c, want)
+		testkit.WaitUntil(t, "the worker counts as blocked", func() bool { return detachedFor(detachWait) == 1 })
+		if c, want := global.capacity(), global.size.Load()+global.detached.Load(); c != want || c < global.size.Load()+1 {
+			t.Errorf("capacity() = %d with one worker blocked in a Wait and %d detached, want %d", c, global.detached.Load(), want)
 		}
-		if hi := global.blockedHi.Load(); hi < 1 {
-			t.Errorf("blockedHi = %d with one worker blocked", hi)
+		if hi := global.detachedHi.Load(); hi < 1 {
+			t.Errorf("detachedHi = %d with one worker blocked", hi)
 		}
 		const behind = 10
 		var ran atomic.Int64
@@ -185,14 +185,14 @@ func TestBlockedInWait(t *testing.T) {
 			g.Go(func() error { ran.Add(1); return nil })
 		}
 		testkit.WaitUntil(t, "tasks queued behind the blocked worker run", func() bool { return ran.Load() == behind })
-		if b := global.blocked.Load(); b != 1 {
-			t.Errorf("blocked = %d while the worker still waits", b)
+		if b := detachedFor(detachWait); b != 1 {
+			t.Errorf("%d workers blocked in a Wait while the worker still waits, want 1", b)
 		}
 		close(otherGate)
 		wantNil(t, "Wait()", g.Wait())
 		wantNil(t, "other.Wait()", other.Wait())
-		if b := global.blocked.Load(); b != 0 {
-			t.Errorf("blocked = %d after the wait ended", b)
+		if b := detachedFor(detachWait); b != 0 {
+			t.Errorf("%d workers blocked in a Wait after the wait ended", b)
 		}
 	})
 }

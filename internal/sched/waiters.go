@@ -42,14 +42,23 @@ type waitBucket struct {
 	_    [64 - 32]byte // one bucket per cache line
 }
 
-// waiter is a goroutine parked on group g for the flag bit, on ch.
+// waiter is a goroutine parked on group g for the flag bit, on pk.
 type waiter struct {
 	g   *Group
 	bit uint64
-	p   *xsync.Parker // one token per registration
+	pk  *parking
 }
 
-var parkers = sync.Pool{New: func() any { return xsync.NewParker() }}
+// parking is a parked goroutine's place: its parker, which gets one token
+// per registration, and, for a Go waiting for a slot, whether a finisher
+// handed it one (handSlot). granted is written by the finisher before it
+// unparks, read by the owner after it is unparked.
+type parking struct {
+	p       *xsync.Parker
+	granted bool
+}
+
+var parkings = sync.Pool{New: func() any { return &parking{p: xsync.NewParker()} }}
 
 func bucketOf(g *Group) *waitBucket {
 	// A Group that has tasks is on the heap (Go stores it in the task),
@@ -62,20 +71,24 @@ func bucketOf(g *Group) *waitBucket {
 // park blocks the calling goroutine once, until a finisher wakes the
 // waiters of bit, unless must, called with the state after the flag is
 // set, reports that the reason to wait is already gone. The caller loops
-// on its condition.
-func (g *Group) park(bit uint64, must func(s uint64) bool) {
+// on its condition. For bitSlot it reports whether it was woken with a
+// slot handed to it (handSlot): then the caller holds the slot, already
+// counted in the state, and must not acquire one.
+func (g *Group) park(bit uint64, must func(s uint64) bool) (granted bool) {
 	b := bucketOf(g)
-	p := parkers.Get().(*xsync.Parker)
+	pk := parkings.Get().(*parking)
 	b.mu.Lock()
 	registered := must(g.state.Or(bit) | bit)
 	if registered {
-		b.list = append(b.list, waiter{g: g, bit: bit, p: p})
+		b.list = append(b.list, waiter{g: g, bit: bit, pk: pk})
 	}
 	b.mu.Unlock()
 	if registered {
-		p.Park()
+		pk.p.Park()
 	}
-	parkers.Put(p)
+	granted, pk.granted = pk.granted, false
+	parkings.Put(pk)
+	return granted
 }
 
 // wake wakes every goroutine parked on g for bit and clears the bit; each
@@ -87,7 +100,7 @@ func (g *Group) wake(bit uint64) {
 	kept := b.list[:0]
 	for _, wt := range b.list {
 		if wt.g == g && wt.bit == bit {
-			wt.p.Unpark() // its one token
+			wt.pk.p.Unpark() // its one token
 		} else {
 			kept = append(kept, wt)
 		}
@@ -95,4 +108,48 @@ func (g *Group) wake(bit uint64) {
 	clear(b.list[len(kept):])
 	b.list = kept
 	b.mu.Unlock()
+}
+
+// handSlot gives the slot of a finished task of g straight to the Go that
+// has waited longest for one, and reports whether there was such a Go: the
+// task is then not subtracted from the count, and the Go returns holding
+// its slot, without a race against other Gos for it (errgroup's semaphore
+// hands over the same way). The finisher calls it before it subtracts,
+// having seen bitSlot set.
+//
+// Against a parker: the parker sets bitSlot and registers under the bucket
+// lock, which we hold, so the list is complete for every parker that saw
+// the count at the limit. A parker that has set the bit but found a slot
+// free left without registering; then we find nobody, and the finisher's
+// subtraction, seeing the bit, wakes everyone as before (wake).
+func (g *Group) handSlot() bool {
+	b := bucketOf(g)
+	b.mu.Lock()
+	found, others := -1, false
+	for i, wt := range b.list {
+		if wt.g != g || wt.bit != bitSlot {
+			continue
+		}
+		if found < 0 {
+			found = i
+		} else {
+			others = true
+			break
+		}
+	}
+	if found < 0 {
+		b.mu.Unlock()
+		return false
+	}
+	pk := b.list[found].pk
+	copy(b.list[found:], b.list[found+1:])
+	b.list[len(b.list)-1] = waiter{}
+	b.list = b.list[:len(b.list)-1]
+	if !others {
+		g.state.And(^uint64(bitSlot))
+	}
+	pk.granted = true
+	pk.p.Unpark()
+	b.mu.Unlock()
+	return true
 }

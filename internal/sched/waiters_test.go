@@ -32,9 +32,11 @@ func collidingGroups(buckets, perBucket int) [][]*Group {
 // TestWaitTable: many goroutines park on many groups that share a few
 // buckets, some waiting for the group to finish (bitDone), some for a
 // free slot (bitSlot). Each parks once (no loop around park, so that a
-// wake-up meant for another group would show). The groups finish in
-// random order, one by one; each finish wakes exactly the waiters of that
-// group, all of them, and none of any other group.
+// wake-up meant for another group would show). The groups' one task each
+// finishes in random order, again and again: each finish hands the slot
+// to one slot waiter of that group (handSlot: the count stays), oldest
+// first, and once no slot waiter is left, the last finish wakes the
+// group's done waiters. No finish wakes a waiter of another group.
 func TestWaitTable(t *testing.T) {
 	rounds := testkit.ScaleDown(20, 5)
 	testkit.Guard(t, func() {
@@ -52,7 +54,8 @@ func TestWaitTable(t *testing.T) {
 			}
 			var recs []waiterRec
 			woken := make([]atomic.Int32, len(groups)*perGroup)
-			finished := make([]atomic.Bool, len(groups))
+			granted := make([]atomic.Bool, len(groups)*perGroup)
+			finishes := make([]atomic.Int32, len(groups))
 			var early atomic.Int64
 			var wg sync.WaitGroup
 			for gi, g := range groups {
@@ -66,11 +69,11 @@ func TestWaitTable(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						if slot {
-							g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit })
-						} else {
-							g.park(bitDone, func(s uint64) bool { return countOf(s) != 0 })
+							granted[id].Store(g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit }))
+						} else if g.park(bitDone, func(s uint64) bool { return countOf(s) != 0 }) {
+							t.Errorf("a done waiter was handed a slot")
 						}
-						if !finished[gi].Load() {
+						if finishes[gi].Load() == 0 {
 							early.Add(1)
 						}
 						woken[id].Add(1)
@@ -78,8 +81,9 @@ func TestWaitTable(t *testing.T) {
 				}
 			}
 			// Let every waiter register (the counts stay at one until the
-			// finishes below), then finish the groups one by one in random
-			// order.
+			// finishes below), then finish the groups' tasks in random
+			// order, each until its waiters are all gone: perGroup/2
+			// hand-offs, then the finish that empties the group.
 			testkit.WaitUntil(t, "waiters parked", func() bool {
 				parked := 0
 				for i := range waitTable {
@@ -90,25 +94,43 @@ func TestWaitTable(t *testing.T) {
 				}
 				return parked == len(recs)
 			})
-			for _, gi := range r.Perm(len(groups)) {
-				finished[gi].Store(true)
-				groups[gi].done(1)
-				testkit.WaitUntil(t, fmt.Sprintf("round %d: the waiters of group %d woken", round, gi), func() bool {
-					for id, rec := range recs {
-						if rec.g == gi && woken[id].Load() == 0 {
-							return false
-						}
+			wokenOf := func(gi int, slot bool) (n int) {
+				for id, rec := range recs {
+					if rec.g == gi && rec.slot == slot && woken[id].Load() != 0 {
+						n++
 					}
-					return true
-				})
+				}
+				return n
+			}
+			for _, gi := range r.Perm(len(groups)) {
+				for f := 1; f <= perGroup/2+1; f++ {
+					finishes[gi].Store(int32(f))
+					groups[gi].done(1)
+					slots, dones := min(f, perGroup/2), 0
+					if f > perGroup/2 {
+						dones = perGroup / 2
+					}
+					testkit.WaitUntil(t, fmt.Sprintf("round %d: finish %d of group %d wakes its waiters", round, f, gi), func() bool {
+						return wokenOf(gi, true) >= slots && wokenOf(gi, false) >= dones
+					})
+					if got := wokenOf(gi, true); got != slots {
+						t.Fatalf("round %d: after %d finishes of group %d, %d slot waiters woken, want %d", round, f, gi, got, slots)
+					}
+					if got := wokenOf(gi, false); got != dones {
+						t.Fatalf("round %d: after %d finishes of group %d, %d done waiters woken, want %d", round, f, gi, got, dones)
+					}
+				}
 				for id, rec := range recs {
 					want := int32(0)
-					if finished[rec.g].Load() {
+					if finishes[rec.g].Load() != 0 {
 						want = 1
 					}
 					if got := woken[id].Load(); got != want {
 						t.Fatalf("round %d: waiter %d of group %d (slot %v, group finished: %v) returned %d times, want %d",
 							round, id, rec.g, rec.slot, want == 1, got, want)
+					}
+					if rec.g == gi && rec.slot && !granted[id].Load() {
+						t.Fatalf("round %d: slot waiter %d of group %d woken without a slot", round, id, gi)
 					}
 				}
 			}

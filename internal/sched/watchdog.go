@@ -6,65 +6,73 @@ import (
 	"time"
 )
 
-// The watchdog keeps the pool from starving.
+// The watchdog is the pool's monitor: it keeps the pool from starving.
 //
-// errgroup runs every task at once, so its users write tasks that wait for
-// each other: a task blocks on a channel that a later task closes, eight
-// tasks wait on ctx.Done() for a ninth to fail. On a pool of GOMAXPROCS
-// workers those programs stall: every worker is blocked and the task that
-// would release them sits in a queue. The pool must add workers, but only
-// then: CPU-bound tasks must not grow it past GOMAXPROCS.
+// errgroup runs every task at once, so its users write tasks that block: on
+// I/O, on a channel that a later task closes, on ctx.Done() until a ninth
+// task fails. On a pool of GOMAXPROCS workers a blocked task holds its
+// worker, and the tasks queued behind it wait; with every worker blocked,
+// programs that are correct under errgroup would stall.
 //
-// Two signals together tell the cases apart:
+// The monitor watches each worker's progress, as the Go runtime's sysmon
+// watches each P's: a worker publishes the number of tasks it has started
+// (worker.seq, one store per task), and the monitor compares it between
+// samples. A worker whose number has not moved for one sample period while
+// tasks wait for a worker (some are queued and no worker is idle) is stuck
+// in one task, blocked or running long, and the monitor detaches it
+// (detach.go): it no longer counts against GOMAXPROCS, another worker (a
+// parked spare, or a new goroutine) starts in its place at once, and its
+// deque goes to the injector. When its task returns, it reattaches, and
+// the pool, now above its capacity, shrinks back by one worker, which
+// parks as a spare.
 //
-//   - saturation, from the pool itself: tasks are queued and no worker is
-//     idle (searching or asleep) to take them;
-//   - idle CPUs, from the runtime (runtime/metrics): fewer goroutines are
-//     running than GOMAXPROCS allows, and none is waiting for a CPU.
+// This is what the progress guarantee rests on: a task queued behind a
+// worker that is blocked or stuck waits about one sample period for
+// another worker (busyWait while every CPU is busy: see below),
+// whatever else the process is doing. It depends on no global sample and
+// on no timing but the monitor's own ticks. CPU-bound tasks start one
+// after another, so their workers' numbers move and the pool does not grow
+// past GOMAXPROCS, at any rate of garbage collection.
 //
-// Saturated with busy CPUs is CPU-bound work: adding workers would only
-// add contention. Saturated with idle CPUs means some of our busy workers
-// are not on a CPU, so they are blocked, and a new worker can make
-// progress. A rule based on progress alone ("no task started for T") is
-// either slow for a fan-out of blocking calls, which needs many workers at
-// once, or wrong for long CPU-bound tasks, which start nothing for a long
-// time while doing useful work.
+// Two refinements use more than the per-worker samples, for speed only:
 //
-// The watchdog is a goroutine that exists only while the pool is saturated:
+//   - Throttle: a task that runs long on a CPU is stuck too, and so is one
+//     whose goroutine waits for a CPU (or whose thread waits for one, when
+//     other processes keep the machine busy), but detaching its worker only
+//     adds a goroutine to compete for the CPUs. When the runtime's metrics
+//     say that every CPU is busy or a goroutine waits for one, the monitor
+//     detaches nobody while another worker makes progress (it takes the
+//     queued tasks in turn), and otherwise waits busyWait (longer than the
+//     Go scheduler's time slice) before it detaches.
+//   - Ramp: when every attached worker is stuck and no CPU is busy (a
+//     fan-out of blocking calls, as errgroup code does), replacing them one
+//     for one would start GOMAXPROCS tasks per period; the monitor also
+//     starts one worker per queued task that no idle worker is there to
+//     take, as errgroup would have started a goroutine for each. Those that
+//     block are detached at the next sample; the others find the pool
+//     above capacity and leave.
+//
+// The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
 // after watchLinger without saturation (see the loop). Each tick also samples
 // GOMAXPROCS (Pool.refreshSize), so a saturated pool grows within a tick
-// when GOMAXPROCS goes up.
-// A third rule keeps queued tasks from starving behind tasks that do not
-// end (long ones, or blocked ones while other goroutines of the program keep
-// the CPUs busy, so that the second rule never fires): when the injector
-// holds tasks that no worker has taken for starveTicks ticks, or a worker's
-// deque holds tasks that neither its owner nor a thief has touched for as
-// long, it adds a worker (at most fairPerProc×GOMAXPROCS or fairFloor of
-// them above capacity, whichever is more), which takes from the injector
-// before anything else and steals otherwise; the Go scheduler then shares
-// the CPUs between it and the busy workers.
-//
-// On each tick that finds the pool saturated with idle CPUs it adds
-// workers above the pool's capacity (see Pool.spawnExtra): as many as there
-// are idle CPUs, or, when no goroutine at all is running (every worker is
-// blocked), one per queued task, so that a fan-out of 64 blocking calls
-// has 64 workers after one tick. Workers above capacity retire as soon as
-// they find nothing to do. Its period and patience, watchTick and
+// when GOMAXPROCS goes up. Its period and patience, watchTick and
 // watchQuiet, are in params.go.
 
 // watch starts the watchdog unless it runs. Called by posters that found
 // the pool saturated (all workers busy, no room to start another).
 func (p *Pool) watch() {
 	if p.watching.Load() {
-		if p.dozing.Load() {
-			// The watchdog ticks slowly while quiet: make it look now.
+		if p.napping.Load() && p.napping.CompareAndSwap(true, false) {
+			// The monitor waits for its timer, which may be a doze
+			// long, or late: make it look now. At most one kick per
+			// wait.
 			select {
 			case p.kick <- struct{}{}:
 			default:
 			}
 		}
-		return // one atomic load on the common path
+		return // two atomic loads on the common path
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -80,38 +88,54 @@ func (p *Pool) watchdog() {
 		{Name: "/sched/goroutines/running:goroutines"},
 		{Name: "/sched/goroutines/runnable:goroutines"},
 	}
-	// The first tick comes by yielding until watchTick has passed, not by
-	// a timer: when every P is idle, the Go timer fires about a
-	// millisecond late, and the first tick is the one that matters for a
-	// fan-out of blocking calls. Yielding costs nothing when the workers
-	// want the CPU: runtime.Gosched hands it to them.
-	for start := time.Now(); time.Since(start) < watchTick; {
-		runtime.Gosched()
-	}
+	// gen numbers the samples: a worker's marks count only if they are
+	// from the sample before (see sampleStuck). The first sample is taken
+	// now, so that the first tick can already tell who is stuck.
+	gen := uint64(1)
+	sampleStuck(p.scanned(), gen, nanotime())
 	timer := time.NewTimer(watchTick)
 	defer timer.Stop()
 	// quiet counts the ticks without saturation; after watchQuiet of them
-	// the watchdog dozes: its period doubles each tick up to watchDoze,
+	// the monitor dozes: its period doubles each tick up to watchDoze,
 	// and a post that finds the pool saturated kicks it awake (watch).
 	// It exits after watchLinger of quiet, so that a service whose
-	// requests saturate the pool now and then does not start a watchdog
+	// requests saturate the pool now and then does not start a monitor
 	// each time, and no goroutine outlives the work by more than that.
 	quiet, period, quietSince := 0, watchTick, time.Time{}
-	stalled, lastTaken := 0, p.inj.takenTotal()
-	var marks []dequeMark // by slot: see stuckDeque
-	for first := true; ; first = false {
-		if !first {
+	// The monitor waits for its next tick on the timer or a kick, whichever
+	// comes first, except after a tick that found the pool saturated while
+	// the CPUs are not: then it yields until watchTick has passed. When every
+	// P is idle, the Go timer fires about a millisecond late, and those
+	// are the ticks that matter for a fan-out of blocking calls; the
+	// yielding costs CPUs that nothing else wants. (A nanosleep system
+	// call would be precise, but the P of a goroutine in a system call is
+	// handed on only when sysmon retakes it: with GOMAXPROCS 1 that stalls
+	// the workers for as long.)
+	yieldNext := true // the first tick
+	for {
+		if yieldNext {
+			yieldNext = false
+			for start := nanotime(); nanotime()-start < int64(watchTick); {
+				runtime.Gosched()
+			}
+		} else {
+			timer.Reset(period)
+			p.napping.Store(true)
 			select {
 			case <-timer.C:
 			case <-p.kick:
-				if !timer.Stop() {
-					<-timer.C
-				}
 				quiet, period = 0, watchTick
 				p.dozing.Store(false)
 			}
-			timer.Reset(period)
+			p.napping.Store(false)
 		}
+		// Sample every tick, quiet or not: when a kick wakes a dozing
+		// monitor, the sample of its last tick tells who has been in one
+		// task since, at once.
+		gen++
+		now := nanotime()
+		active := p.scanned()
+		stuck := sampleStuck(active, gen, now)
 		procs := int(p.refreshSize())
 		queued := p.queued()
 		if queued == 0 || p.sleep.Load().Inactive() > 0 {
@@ -124,12 +148,12 @@ func (p *Pool) watchdog() {
 			}
 			// It exits only when nothing is queued: idle workers may
 			// be about to block on what they find, and nothing else
-			// would start a watchdog again for tasks posted long ago.
+			// would start a monitor again for tasks posted long ago.
 			if quiet < watchQuiet || time.Since(quietSince) < watchLinger || queued != 0 {
 				continue
 			}
 			// Exit. A poster that saw watching true after our last check
-			// did not start another watchdog, so clear the flag first,
+			// did not start another monitor, so clear the flag first,
 			// then look once more: if the pool is saturated again, take
 			// the flag back and carry on.
 			p.mu.Lock()
@@ -144,95 +168,63 @@ func (p *Pool) watchdog() {
 		}
 		quiet, period = 0, watchTick
 		p.dozing.Store(false)
-		// Fairness: tasks wait in the injector and no worker has taken
-		// one for starveTicks ticks. Every worker is busy with tasks of
-		// other groups, in its own deque or in a helping Wait (where it
-		// runs only the waited group's tasks), and may stay so for long:
-		// add a worker for the injector, up to fairCap() of them
-		// above capacity. CPU-bound work keeps taking from the injector as long
-		// as it is fed from outside, so this does not grow a pool that
-		// makes progress.
-		starving := false
-		if taken := p.inj.takenTotal(); taken != lastTaken || !p.inj.nonEmpty() {
-			stalled, lastTaken = 0, taken
-		} else if stalled++; stalled >= starveTicks {
-			stalled, starving = 0, true
-		}
-		// The same for tasks in a worker's deque that neither its owner
-		// nor any thief has touched for starveTicks ticks: the owner is
-		// stuck in one task (blocked, as in a chain of tasks that wait for
-		// the next, or running long), every other worker is busy, and
-		// with the CPUs busy too (other goroutines of the program) the
-		// rule for idle CPUs below never fires.
-		var stuck bool
-		marks, stuck = p.stuckDeque(marks)
-		starving = starving || stuck
-		if starving && p.live.Load() < p.capacity()+p.fairCap() {
-			p.spawnExtra(1)
-			continue
-		}
-		if p.live.Load() < p.capacity() {
+		if live := p.live.Load(); live < p.capacity() {
 			// Below capacity (workers retired, or tasks arrived in
 			// deques without a post that could start one): fill up.
-			p.spawnUpTo(min(queued, int(p.capacity()-p.live.Load())))
-			continue
+			p.spawnUpTo(min(queued, int(p.capacity()-live)))
 		}
 		metrics.Read(samples)
-		running := int(samples[0].Value.Uint64()) - 1 // not counting ourselves
-		runnable := int(samples[1].Value.Uint64())
-		if runnable > 0 || running >= procs {
-			continue // CPU-bound: more workers would not help
-		}
-		// Some CPUs are idle although every worker is busy: the busy
-		// workers are blocked. Add as many workers as there are idle
-		// CPUs, or as many as there are already, whichever is more: when
-		// the new ones block as well (a fan-out of blocking calls), the
-		// pool doubles every tick, and when they keep the CPUs busy, the
-		// next tick adds none.
-		add := max(procs-max(running, 0), int(p.live.Load()))
-		if running <= 0 {
-			// Nothing runs at all: every worker is blocked, and errgroup
-			// would have every queued task running by now. Start one
-			// worker per queued task. (Doubling instead would take a
-			// tick per step, and when every P is idle a tick of the Go
-			// timer is about a millisecond, not watchTick.)
-			add = queued
-		}
-		p.spawnExtra(min(add, queued))
-	}
-}
-
-// fairCap is the most workers the watchdog adds above capacity for
-// starving tasks (see params.go).
-func (p *Pool) fairCap() int32 { return max(fairPerProc*p.size.Load(), fairFloor) }
-
-// dequeMark is what the watchdog saw of one slot's deque: its ends, and for
-// how many ticks in a row it has held tasks with neither end moving.
-type dequeMark struct {
-	top, bottom int64
-	ticks       int
-}
-
-// stuckDeque updates marks (by slot) with the deques' ends and reports
-// whether some deque has held tasks untouched for starveTicks ticks; it
-// restarts that deque's count. It returns the marks, grown to the slots
-// scanned.
-func (p *Pool) stuckDeque(marks []dequeMark) (_ []dequeMark, stuck bool) {
-	slots := p.scanned()
-	for len(marks) < len(slots) {
-		marks = append(marks, dequeMark{})
-	}
-	for i, w := range slots {
-		t, b := w.dq.Ends()
-		m := &marks[i]
-		if b <= t || t != m.top || b != m.bottom {
-			*m = dequeMark{top: t, bottom: b}
+		// Counting ourselves: we hold a P, and every other P runs a
+		// goroutine, or a goroutine waits for one.
+		running, runnable := int(samples[0].Value.Uint64()), samples[1].Value.Uint64()
+		cpuBusy := running >= procs || runnable > 0
+		// Yield for the next tick unless the CPUs are saturated (then the
+		// timer is on time, and yielding would take CPU from others).
+		yieldNext = running < procs || runnable == 0
+		if stuck == 0 {
 			continue
 		}
-		if m.ticks++; m.ticks >= starveTicks {
-			m.ticks = 0
-			stuck = true
+		if cpuBusy && stuck < len(active) {
+			// The CPUs are busy and some worker is making progress: it
+			// takes the queued tasks in turn. (The one that seems stuck
+			// may only be waiting for a CPU, or for the operating system
+			// to run its thread.)
+			continue
+		}
+		detached := 0
+		for _, w := range active {
+			if w.monGen != gen || w.monSince == now || cpuBusy && now-w.monSince < int64(busyWait) {
+				continue
+			}
+			if p.detach(w, detachMonitor, w.monSeq) {
+				detached++
+			}
+		}
+		if detached == 0 {
+			continue
+		}
+		p.spawnUpTo(detached)
+		if stuck == len(active) && !cpuBusy {
+			// The ramp (see above).
+			p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
 		}
 	}
-	return marks, stuck
+}
+
+// sampleStuck updates the marks of the workers in active with their task
+// sequence numbers for sample gen, taken at now, and returns how many have
+// not moved since the previous sample. A worker whose marks are not from
+// sample gen-1 (it was not in the scan set then) starts over.
+func sampleStuck(active []*worker, gen uint64, now int64) (stuck int) {
+	for _, w := range active {
+		s := w.seq.Load()
+		if w.monGen != gen-1 || s != w.monSeq {
+			w.monSeq, w.monSince = s, now
+		}
+		w.monGen = gen
+		if w.monSince != now {
+			stuck++
+		}
+	}
+	return stuck
 }

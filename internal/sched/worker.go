@@ -2,6 +2,7 @@ package sched
 
 import (
 	"github.com/go-steal/steal/internal/deque"
+	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/sleep"
 )
@@ -21,6 +22,22 @@ type worker struct {
 	// occupied is guarded by pool.mu.
 	occupied bool
 
+	// seq is the number of tasks started in this slot, published for the
+	// monitor (watchdog.go): one store per task, from started, the
+	// occupant's own copy. detachedBy holds the reasons the slot is
+	// detached (detach.go); written under pool.mu, loaded by the
+	// occupant without it.
+	seq        atomic.Uint32
+	started    uint32
+	detachedBy atomic.Uint32
+
+	// The monitor's marks (watchdog.go), written and read by the monitor
+	// goroutine alone: seq as it last sampled it, in which sample, and
+	// when (nanotime) it first saw that value.
+	monSeq   uint32
+	monGen   uint64
+	monSince int64
+
 	rng   uint64
 	free  []*task
 	batch [injectBatch]job
@@ -30,10 +47,11 @@ type worker struct {
 	cur     *Group
 	curDone int64
 
-	finds  uint32  // calls of find, for its periodic look at the injector
-	goexit bool    // a task called runtime.Goexit; run replaces the goroutine
-	victim *worker // whom the last find stole from, or nil
-	depth  int     // tasks executing on this goroutine (nested by Wait and Go)
+	finds   uint32  // calls of find, for its periodic look at the injector
+	looking bool    // counted inactive in the sleep protocol (between StartLooking and WorkFound or StopLooking)
+	goexit  bool    // a task called runtime.Goexit; run replaces the goroutine
+	victim  *worker // whom the last find stole from, or nil
+	depth   int     // tasks executing on this goroutine (nested by Wait and Go)
 
 	surplusFn  func() bool // pool.surplus, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
@@ -43,10 +61,27 @@ type worker struct {
 	pub   published // for readers: see stats.go
 }
 
-// run is the body of a worker goroutine.
+// run is the body of a worker goroutine: it serves slot w, then waits as a
+// spare (spare.go) for another slot, until its spare linger passes.
 func (w *worker) run(idle sleep.Idle) {
+	p := w.pool
+	var sp *spare
+	for w.serve(idle) {
+		if sp == nil {
+			sp = &spare{park: xsync.NewParker()}
+		}
+		if w, idle = p.spares.wait(sp); w == nil {
+			return
+		}
+	}
+}
+
+// serve runs tasks in slot w until the goroutine gives the slot up, when
+// it reports true, or until a task ended it with runtime.Goexit, after
+// which it does not return.
+func (w *worker) serve(idle sleep.Idle) (released bool) {
 	workers.Register(w)
-	released := false
+	w.looking = true
 	defer func() {
 		// Not after release: the slot may belong to a new goroutine by
 		// now, whose goexit flag this would read.
@@ -67,11 +102,26 @@ func (w *worker) run(idle sleep.Idle) {
 			w.settle()
 			w.publish()
 			idle = p.sleep.StartLooking(w.index)
+			w.looking = true
+			if w.detachedBy.Load()&detachMonitor != 0 {
+				// Detached by the monitor, and no task left to take:
+				// another worker has our place, so leave (see detach.go).
+				if released = w.retire(&idle); released {
+					return true
+				}
+			}
+			continue
+		}
+		if w.detachedBy.Load()&detachMonitor != 0 {
+			// Started detached by the monitor's ramp, and no task left.
+			if released = w.retire(&idle); released {
+				return true
+			}
 			continue
 		}
 		if p.surplus() {
 			if released = w.retire(&idle); released {
-				return
+				return true
 			}
 			continue
 		}
@@ -81,7 +131,7 @@ func (w *worker) run(idle sleep.Idle) {
 		switch p.sleep.NoWorkFound(&idle, w.surplusFn, w.injectedFn, linger) {
 		case sleep.Done, sleep.Lingered:
 			if released = w.retire(&idle); released {
-				return
+				return true
 			}
 		}
 	}
@@ -115,6 +165,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 	postBegin()
 	defer postEnd()
 	p := w.pool
+	w.looking = false
 	c := p.sleep.WorkFound(idle)
 	if c.Inactive() != 0 {
 		return // an idle worker will find what is left
@@ -171,11 +222,32 @@ func (w *worker) find() *task {
 	return w.steal()
 }
 
-// takeInjected moves a batch of injected tasks (from one shard of the
-// injector, starting the search at a random shard) into the deque and
-// returns the oldest of them to run now.
+// takeInjected takes injected tasks (from one shard of the injector,
+// starting the search at a random shard) and returns the oldest of them to
+// run now; the rest of a batch goes into the deque.
+//
+// It takes one task unless another worker is idle to steal the rest, or
+// the shard holds more than injectHigh tasks: a batch in a private deque
+// waits behind its first task, which may block. With a long queue (a
+// producer far ahead of the workers) batches amortize the shard's lock,
+// and a batch stranded behind a blocked task is drained by the monitor
+// when it detaches the worker.
 func (w *worker) takeInjected() *task {
-	n := w.pool.inj.takeBatch(w.batch[:], w.random(), int(w.pool.live.Load()))
+	p := w.pool
+	most := 1
+	others := p.sleep.Load().Inactive()
+	if w.detachedBy.Load() != 0 {
+		others = 0 // nobody scans our deque
+	}
+	if w.looking {
+		others-- // this worker counts itself while it looks for work
+	}
+	if others > 0 {
+		// Another worker is idle: batches are safe to take, a thief is
+		// near.
+		most = len(w.batch)
+	}
+	n := p.inj.takeBatch(w.batch[:], w.random(), int(p.live.Load()), most)
 	if n == 0 {
 		return nil
 	}
@@ -193,6 +265,7 @@ func (w *worker) takeInjected() *task {
 		// it landed and lost a steal race to it could sleep with it
 		// queued behind a task that blocks.
 		w.pool.sleep.NewInternalJobs(n-1, wasEmpty)
+		w.pushed()
 	}
 	postEnd()
 	t := w.newTask(w.batch[0].f, w.batch[0].g, true)
@@ -224,7 +297,7 @@ func (w *worker) stealIf(keep func(*task) bool) *task {
 			if v >= n {
 				v -= n
 			}
-			if v == w.index {
+			if slots[v] == w {
 				continue
 			}
 			var t *task
@@ -290,6 +363,8 @@ func (w *worker) random() uint64 {
 func (w *worker) execute(t *task) {
 	f, g, injected := t.f, t.g.Load(), t.injected
 	w.freeTask(t)
+	w.started++
+	w.seq.Store(w.started) // progress, for the monitor
 	if g != w.cur {
 		// Before running a task of another group, which may run long or
 		// block, settle the completions of the previous group, whose Wait
@@ -331,6 +406,11 @@ func (w *worker) afterTask(g *Group, admitted, injected bool) {
 	if admitted {
 		g.stopRunning()
 	}
+	if w.depth > 0 && w.detachedBy.Load()&detachMonitor != 0 {
+		// A nested task the monitor saw stuck is over, and the task below
+		// it goes on (see detach.go).
+		w.reattach(detachMonitor)
+	}
 	// The task may have waited on a nested group and run other groups'
 	// tasks meanwhile, so w.cur need not be g any more: check again.
 	// (Counting this completion for w.cur unconditionally is the trap: it
@@ -364,32 +444,28 @@ func (w *worker) pushLocal(f func() error, g *Group) {
 	// After the push (package sleep): wake a sleeper if one should steal.
 	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
 	w.pool.maybeSpawn(c)
+	w.pushed()
 	postEnd()
 }
 
 // block tells the pool that this worker is about to block in one of our
-// waits (a Wait with nothing left to help with), so that the pool may run
-// another worker meanwhile. If tasks are queued, a replacement starts at
-// once.
+// waits (a Wait with nothing left to help with): it detaches (detach.go),
+// which moves the tasks of its deque to the injector, so that another
+// worker runs in its place. If tasks are queued, that one starts at once.
 func (w *worker) block() {
 	w.publish()
 	p := w.pool
-	b := p.blocked.Add(1)
-	for hi := p.blockedHi.Load(); b > hi && !p.blockedHi.CompareAndSwap(hi, b); hi = p.blockedHi.Load() {
-	}
-	// Tasks queued anywhere may be stranded: in our deque, or in the deque
-	// of another blocked worker (a helper steals only its own group's
-	// tasks and leaves the rest).
-	if w.dq.Len() > 0 || p.inj.nonEmpty() || p.queued() > 0 {
+	p.detach(w, detachWait, 0)
+	if p.inj.nonEmpty() || p.queued() > 0 {
 		p.spawn()
 	}
 	// Tasks may also be queued later, by workers that are not blocked, with
-	// no spawn to follow if those block too: the watchdog tops the pool up
+	// no spawn to follow if those block too: the monitor tops the pool up
 	// to capacity while it is saturated.
 	p.watch()
 }
 
 // unblock ends block. Workers above capacity retire when next idle.
 func (w *worker) unblock() {
-	w.pool.blocked.Add(-1)
+	w.reattach(detachWait)
 }

@@ -46,13 +46,14 @@
 //     wake-up is lost).
 //
 // Workers are started on demand, when a task is queued and no worker is
-// idle to take it. An idle worker exits after 5 ms without work, and the
-// watchdog (see Blocking tasks) after 50 ms without saturation, so once the
-// process has no task, no goroutine of wsgroup remains within a few tens
-// of milliseconds: goleak.VerifyNone, which retries for longer than that,
-// passes right after Wait, and so does goleak.VerifyTestMain. A service
-// whose requests come less than a few milliseconds apart keeps the same
-// warm workers and starts no goroutine per request.
+// idle to take it. A worker idle for 5 ms leaves its slot and waits as a
+// spare for another one, for up to about 64 ms, and the monitor (see
+// Blocking tasks) exits 50 ms after the pool was last saturated; so once
+// the process has no task, no goroutine of wsgroup remains within about a
+// tenth of a second: goleak.VerifyNone, which retries for longer than
+// that, passes right after Wait, and so does goleak.VerifyTestMain. A
+// service whose requests come less than a few milliseconds apart keeps the
+// same warm workers and starts no goroutine per request.
 //
 // # Waiting: helping instead of blocking
 //
@@ -78,34 +79,44 @@
 //
 // errgroup runs every task at once, so errgroup code may contain tasks that
 // wait for each other: a task blocks until a later task closes a channel,
-// or several tasks wait on ctx.Done() for another to fail. A fixed set of
-// workers would stall on such code once every worker blocks. wsgroup does
-// not: a worker that blocks in one of wsgroup's own waits (a Wait whose
-// group's tasks run elsewhere) does not count against GOMAXPROCS: another
-// worker starts for the tasks that are queued or come, and while tasks are
-// queued and no worker is idle, a watchdog goroutine samples the Go
-// scheduler (runtime/metrics /sched/goroutines/running and /runnable)
-// every 100 µs; when CPUs sit idle although every worker is busy, the busy
-// workers must be blocked, and it adds workers, no more than there are
-// queued tasks: as many as there are idle CPUs or workers already,
-// whichever is more (so a fan-out of blocking calls doubles the workers
-// each tick), or, when nothing at all is running, one per queued task.
-// CPU-bound work keeps the CPUs busy, so it never grows the set. Workers
-// above GOMAXPROCS exit as soon as they are idle, and the watchdog exits
-// when the scheduler has been unsaturated for 50 ms. A fan-out of blocking
-// calls therefore ramps up over a few ticks, where errgroup starts every
-// goroutine at once.
+// or several tasks wait on ctx.Done() for another to fail. And most
+// errgroup code in services blocks on I/O. A fixed set of workers would
+// stall on the first kind once every worker blocks, and serve the second
+// badly. wsgroup hands the slot of a blocked worker to another goroutine,
+// as the Go runtime hands the processor of a thread blocked in a system
+// call to another thread:
 //
-// The watchdog also keeps queued tasks from starving behind tasks that do
-// not end, even while the CPUs are busy: when tasks submitted from outside
-// have waited about a millisecond with no worker taking any (every worker
-// is busy with long tasks of other groups), or tasks queued by a worker
-// have waited as long with neither that worker nor any other taking one
-// (the worker is stuck in a task that blocks or runs long), it adds a
-// worker for them, one a millisecond, up to 1,024 such workers (or
-// 4×GOMAXPROCS, if that is more), and the Go scheduler shares the CPUs
-// between them and the busy ones. A task queued behind more stuck tasks
-// than that waits for one of them to end.
+//   - A worker that blocks in one of wsgroup's own waits (a Wait whose
+//     group's tasks run elsewhere) gives up its slot before it blocks.
+//   - Any other task that does not end (it sleeps, waits on a channel, a
+//     lock or I/O, or just computes for long) is seen by the monitor, a
+//     goroutine that runs while tasks are queued and no worker is idle to
+//     take them. Every 100 µs it looks at how many tasks each worker has
+//     started; a worker still in the same task as at its previous look
+//     gives up its slot to a parked spare goroutine (or a new one), which
+//     starts on the queued tasks at once, and the tasks queued on the
+//     stuck worker's own deque move to the shared queue.
+//   - When every worker is stuck and the CPUs are idle (a fan-out of
+//     blocking calls), the monitor also starts a goroutine for each queued
+//     task that no idle worker is there to take, as errgroup would have.
+//   - A worker whose task returns after it gave up its slot goes on taking
+//     queued tasks one at a time, as an errgroup goroutine would have run
+//     them, and then waits as a spare; spares are reused newest first, so
+//     a service's waves of blocking tasks run on the same few goroutines.
+//
+// The progress guarantee: a queued task does not wait more than about one
+// monitor period (100 µs, plus the lateness of the Go timer) behind
+// workers that are blocked or stuck, whatever the process does otherwise,
+// with two exceptions where waiting is cheaper than another goroutine:
+// while every CPU is busy (other goroutines run, or wait for a CPU), the
+// monitor leaves the queued tasks to any worker that is still taking tasks,
+// and hands a slot on only when none has for 20 ms (longer than the Go
+// scheduler's time slice); and while garbage collection cycles keep
+// ending, a worker counts as blocked only once a cycle has ended since its
+// task started, or after 20 ms, since a task that allocates may have to
+// wait for the collector. CPU-bound tasks keep starting one after another,
+// so they never grow the set of workers. Nothing of this depends on how
+// the Go scheduler or the garbage collector happen to time things.
 //
 // # Limits
 //
@@ -177,6 +188,7 @@
 //     and SetLimit, SetCancelMode or SetPanicMode while tasks are active,
 //     with or without a limit (errgroup's SetLimit panics, with an error
 //     value, only when the group has a limit) ([Group.SetLimit]).
-//   - Blocking tasks are served by workers added as they block, which
-//     takes a few watchdog ticks (see Blocking tasks).
+//   - A task queued behind tasks that block waits for the monitor to hand
+//     a blocked worker's slot on, about 100 µs (see Blocking tasks), where
+//     errgroup's goroutine would start at once.
 package wsgroup

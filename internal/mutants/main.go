@@ -78,6 +78,15 @@ var (
 	// the randomized mix hits the bug.
 	soak = check{"soak: a randomized mix of every scenario, each result checked",
 		[]string{"-run", "TestSoak$", "./internal/soak"}, []string{"STEAL_SOAK_DURATION=30s"}}
+	// With the monitor and the linger switched off, a lost wake-up or a
+	// task left behind by a retiring worker is a hang: the hang guard's
+	// timeout is cut short, and so are the next two checks'.
+	noRescue = check{"sched: the idle, wake and retire protocols with no monitor and no linger",
+		[]string{"-run", "TestNoRescue", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	handOff = check{"sched: a blocked worker's slot is handed on",
+		[]string{"-run", "TestHandOffBlocked", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	sparesReused = check{"sched: spares are reused, and gone once the pool is idle",
+		[]string{"-run", "TestSparesReused", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
@@ -125,6 +134,58 @@ var mutants = []mutant{
 		file:  "internal/sched/pool.go",
 		edits: []edit{{"\tif c.Sleeping() > 0 {\n\t\t// Only now", "\tif c.Sleeping() < 0 {\n\t\t// Only now"}},
 		check: exploreSched,
+	},
+	{
+		name:  "sched-local-push-no-wake/no-rescue",
+		bug:   "the same local push that wakes no sleeper, in a plain test",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"c := w.pool.sleep.NewInternalJobs(1, wasEmpty)", "c := w.pool.sleep.Post()\n\t_ = wasEmpty"}},
+		check: noRescue,
+	},
+	{
+		name:  "sched-inject-no-wake/no-rescue",
+		bug:   "the same injection that wakes no sleeper, in a plain test",
+		file:  "internal/sched/pool.go",
+		edits: []edit{{"\tif c.Sleeping() > 0 {\n\t\t// Only now", "\tif c.Sleeping() < 0 {\n\t\t// Only now"}},
+		check: noRescue,
+	},
+	{
+		name:  "sched-retire-no-last-look",
+		bug:   "a retiring worker gives up its slot and stops counting as idle without a last look at the queues",
+		file:  "internal/sched/pool.go",
+		edits: []edit{{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif true {"}},
+		check: noRescue,
+	},
+	{
+		name: "sched-retire-look-first",
+		bug:  "a retiring worker takes its last look at the queues before it stops counting as idle",
+		file: "internal/sched/pool.go",
+		edits: []edit{
+			{"\tif h := testHookRelease.Load(); h != nil {", "\tempty := p.queued() == 0\n\tif h := testHookRelease.Load(); h != nil {"},
+			{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif empty {"},
+		},
+		check: noRescue,
+	},
+	{
+		name:  "sched-spare-not-woken",
+		bug:   "a slot is handed to a parked spare that is not woken, so the hand-off is lost",
+		file:  "internal/sched/spare.go",
+		edits: []edit{{"\tsp.w, sp.idle = w, idle\n\ts.wakeLocked(sp)\n", "\tsp.w, sp.idle = w, idle\n"}},
+		check: sparesReused,
+	},
+	{
+		name:  "sched-slot-owned-twice",
+		bug:   "a worker started in a free slot leaves the slot on the free list, so the next one starts in it too",
+		file:  "internal/sched/pool.go",
+		edits: []edit{{"\t\tp.freeSlots = p.freeSlots[:n-1]\n", ""}},
+		check: handOff,
+	},
+	{
+		name:  "sched-spare-never-parked",
+		bug:   "a goroutine that left its slot waits out its linger without joining the spares, so none is ever reused",
+		file:  "internal/sched/spare.go",
+		edits: []edit{{"\ts.list = append(s.list, sp)\n", ""}},
+		check: sparesReused,
 	},
 	{
 		name:  "sched-count-twice",
@@ -201,7 +262,6 @@ var mutants = []mutant{
 		bug:  "a worker drops one task in a million: counted finished, never run",
 		file: "internal/sched/worker.go",
 		edits: []edit{
-			{"import (\n\t\"github.com/go-steal/steal/internal/deque\"", "import (\n\t\"sync/atomic\"\n\n\t\"github.com/go-steal/steal/internal/deque\""},
 			{"// worker is one slot of the pool", "var executed atomic.Int64\n\n// worker is one slot of the pool"},
 			{"\tif g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected)\n\t\treturn\n\t}\n\tif g.skips() {\n\t\tg.drop(w, injected)"},
 		},

@@ -47,11 +47,15 @@
 // posting side, StartLooking, NoWorkFound, WorkFound and StopLooking on the
 // worker's side. sched calls it from worker.go (run, foundWork,
 // takeInjected, pushLocal) and pool.go (inject, spawn, release). When to
-// start a worker is pool.go (maybeSpawn, spawn, release, capacity); when
-// to add workers for blocked ones, the watchdog (watchdog.go: saturation
-// with idle CPUs, and tasks starving behind tasks that do not end), which
-// also serves a worker blocked in a Wait (worker.block, worker.go). The
-// numbers (batch size, linger, watchdog ticks, polls) are in params.go.
+// start a worker is pool.go (maybeSpawn, spawn, release, capacity). When
+// a worker gives up its slot for another goroutine is detach.go: at once
+// when it blocks in a Wait (worker.block, worker.go), or when the monitor
+// (watchdog.go) sees its task sequence number stand still for a sample
+// while tasks wait; watchdog.go states the progress guarantee this gives
+// and the throttles that use the runtime's metrics. Goroutines that left a
+// slot wait as spares (spare.go) to be given another. The numbers (batch
+// size, linger, monitor period, patience, polls) are in params.go; the
+// switches that turn off the safety nets for tests are in switches.go.
 //
 // A data-parallel loop (loop.go: For) is a group whose tasks share a range
 // partition (package ranges) and steal halves of each other's ranges.
@@ -88,10 +92,17 @@
 //     inside a task never blocks: TestLimitBoundsRunningTasks,
 //     TestLimitRunningCountPacked, TestGoInTaskOnFullGroupDoesNotBlock,
 //     TestOutsideGoOnFullGroupWaitsForSlotOnly (limit_test.go).
-//   - Blocked workers are compensated, CPU-bound ones are not:
+//   - A blocked worker's slot is handed on, CPU-bound workers keep theirs
+//     (also beside a storm of garbage collections), and a queued task
+//     runs whatever keeps the workers stuck: TestHandOffBlocked,
+//     TestHandOffProgress, TestHandOffGCStorm (handoff_test.go),
 //     TestWatchdogChain, TestWatchdogFanOutBlocking,
-//     TestWatchdogCPUBoundStaysSmall, TestWatchdogRestarts,
-//     TestBlockedInWait (watchdog_test.go, wait_test.go).
+//     TestWatchdogCPUBoundStaysSmall, TestWatchdogRestarts
+//     (watchdog_test.go), TestBlockedInWait (wait_test.go).
+//   - The idle, wake and retire protocols lose no task on their own, with
+//     the monitor and the linger switched off: TestNoRescueWake,
+//     TestNoRescueRetireLastLook (rescue_test.go).
+//   - Spares are reused, and leave: TestSparesReused (handoff_test.go).
 //   - Workers retire and the watchdog exits by themselves, and no
 //     goroutine leaks: TestPoolRetiresAfterWait, TestPoolRetiresWithoutWait,
 //     TestLifecycleBurstRetires (lifecycle_test.go),

@@ -63,7 +63,9 @@ const (
 
 	// busyWait is how long the monitor must see a worker's task not move
 	// before it detaches the worker while every CPU is busy (see
-	// watchdog.go); otherwise one sample is enough. Longer than the Go
+	// watchdog.go), or while garbage collection cycles keep ending and
+	// none has since the worker's task started; otherwise one sample is
+	// enough. Longer than the Go
 	// scheduler's time slice (10 ms), so that a worker that merely waits
 	// for a CPU is not replaced; it bounds the wait of a task queued behind
 	// a long CPU-bound task.

@@ -63,7 +63,15 @@ type Pool struct {
 	watching   atomic.Bool // a watchdog runs; set under mu
 	dozing     atomic.Bool // it ticks slowly (see watchdog)
 	napping    atomic.Bool // it waits for its timer, and a kick would wake it
-	kick       chan struct{}
+
+	// The garbage collector's completed cycles as the monitor last read
+	// them, and when it last saw the count move (0: never). Only the
+	// monitor uses them; they outlive it, so that the next one knows
+	// whether cycles are ending (see watchdog.go). The monitor that
+	// starts after one exited is ordered after it by mu (watch).
+	gcCycles  uint64
+	gcMovedAt int64
+	kick      chan struct{}
 
 	mu xsync.Mutex // guards slot occupancy and growth, live, detached and active changes
 	// freeSlots are the slots no goroutine occupies, most recently freed
@@ -195,6 +203,11 @@ func (p *Pool) startLocked(detached bool) bool {
 		grown := append(slots, w)
 		p.slots.Store(&grown)
 	}
+	if w.occupied {
+		// A bug in this package, not a misuse: two goroutines would own
+		// one deque, and both push and pop at its bottom.
+		panic("sched: a worker started in an occupied slot")
+	}
 	p.countSpawn()
 	if detached {
 		w.occupied = true
@@ -292,7 +305,11 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	} else {
 		p.setActive(w, false)
 	}
+	live := p.live.Load()
 	p.mu.Unlock()
+	if h := testHookRelease.Load(); h != nil {
+		(*h)(w, live)
+	}
 	// Order: slot given up (above), no longer inactive (here), then a last
 	// look at the queues (below). See maybeSpawn: a poster that read the
 	// counters before our StopLooking saw us inactive and relied on us,

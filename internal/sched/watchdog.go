@@ -76,7 +76,7 @@ func (p *Pool) watch() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.watching.Load() {
+	if p.watching.Load() || monitorOff.Load() {
 		return
 	}
 	p.watching.Store(true)
@@ -87,7 +87,9 @@ func (p *Pool) watchdog() {
 	samples := []metrics.Sample{
 		{Name: "/sched/goroutines/running:goroutines"},
 		{Name: "/sched/goroutines/runnable:goroutines"},
+		{Name: "/gc/cycles/total:gc-cycles"},
 	}
+
 	// gen numbers the samples: a worker's marks count only if they are
 	// from the sample before (see sampleStuck). The first sample is taken
 	// now, so that the first tick can already tell who is stuck.
@@ -178,6 +180,18 @@ func (p *Pool) watchdog() {
 		// goroutine, or a goroutine waits for one.
 		running, runnable := int(samples[0].Value.Uint64()), samples[1].Value.Uint64()
 		cpuBusy := running >= procs || runnable > 0
+		if c := samples[2].Value.Uint64(); c != p.gcCycles {
+			p.gcCycles, p.gcMovedAt = c, now
+		}
+		// A goroutine that allocates while the collector marks may have
+		// to wait (an assist) until the cycle ends, and then it is
+		// neither running nor runnable: CPU-bound workers look blocked.
+		// The runtime says nothing of a cycle in progress, only of those
+		// that ended; so while cycles have ended within busyWait, a
+		// worker counts as blocked only once a cycle has ended since it
+		// last moved (the end wakes every assist), or after busyWait, as
+		// when the CPUs are busy. No ramp meanwhile.
+		gcRecent := p.gcMovedAt != 0 && now-p.gcMovedAt < int64(busyWait)
 		// Yield for the next tick unless the CPUs are saturated (then the
 		// timer is on time, and yielding would take CPU from others).
 		yieldNext = running < procs || runnable == 0
@@ -193,7 +207,11 @@ func (p *Pool) watchdog() {
 		}
 		detached := 0
 		for _, w := range active {
-			if w.monGen != gen || w.monSince == now || cpuBusy && now-w.monSince < int64(busyWait) {
+			if w.monGen != gen || w.monSince == now {
+				continue
+			}
+			patient := cpuBusy || gcRecent && p.gcMovedAt <= w.monSince
+			if patient && now-w.monSince < int64(busyWait) {
 				continue
 			}
 			if p.detach(w, detachMonitor, w.monSeq) {
@@ -204,7 +222,7 @@ func (p *Pool) watchdog() {
 			continue
 		}
 		p.spawnUpTo(detached)
-		if stuck == len(active) && !cpuBusy {
+		if stuck == len(active) && !cpuBusy && !gcRecent {
 			// The ramp (see above).
 			p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
 		}

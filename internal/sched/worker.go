@@ -128,7 +128,7 @@ func (w *worker) serve(idle sleep.Idle) (released bool) {
 		// Surplus is NoWorkFound's done condition only to save a linger:
 		// nobody wakes a sleeper when the pool turns surplus (a blocked
 		// worker coming back); it retires when its linger ends anyway.
-		switch p.sleep.NoWorkFound(&idle, w.surplusFn, w.injectedFn, linger) {
+		switch p.sleep.NoWorkFound(&idle, w.surplusFn, w.injectedFn, idleLinger()) {
 		case sleep.Done, sleep.Lingered:
 			if released = w.retire(&idle); released {
 				return true

@@ -34,3 +34,19 @@ func BenchmarkService(b *testing.B) {
 		workload.ServiceImplOf("wsgroup", workload.NewGroup[wsgroup.Group]),
 		workload.ServiceImplOf("inline", workload.NewGroup[workload.InlineGroup]))
 }
+
+// BenchmarkServiceMixed: one op is one request of workload.MixedCPU (4
+// clients, 4 subtasks of one unit), run while the 64 clients of
+// workload.MixedIO (8 subtasks that sleep 1 ms, SetLimit(4)) keep issuing
+// theirs, in the same process: see workload.BenchServiceMixed for the
+// metrics (each kind's throughput, the CPU requests' p50 and p99 latency).
+func BenchmarkServiceMixed(b *testing.B) {
+	for _, im := range []workload.ServiceImpl{
+		workload.ServiceImplOf("errgroup", workload.NewGroup[errgroup.Group]),
+		workload.ServiceImplOf("wsgroup", workload.NewGroup[wsgroup.Group]),
+	} {
+		b.Run("impl="+im.Name, func(b *testing.B) {
+			workload.BenchServiceMixed(b, im.Request(workload.MixedIO), im.Request(workload.MixedCPU))
+		})
+	}
+}

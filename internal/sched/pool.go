@@ -65,7 +65,7 @@ type Pool struct {
 	napping    atomic.Bool // it waits for its timer, and a kick would wake it
 
 	// The garbage collector's completed cycles as the monitor last read
-	// them, and when it last saw the count move (0: never). Only the
+	// them, and when it last saw the count move. Only the
 	// monitor uses them; they outlive it, so that the next one knows
 	// whether cycles are ending (see watchdog.go). The monitor that
 	// starts after one exited is ordered after it by mu (watch).

@@ -180,18 +180,20 @@ func (p *Pool) watchdog() {
 		// goroutine, or a goroutine waits for one.
 		running, runnable := int(samples[0].Value.Uint64()), samples[1].Value.Uint64()
 		cpuBusy := running >= procs || runnable > 0
-		if c := samples[2].Value.Uint64(); c != p.gcCycles {
-			p.gcCycles, p.gcMovedAt = c, now
-		}
 		// A goroutine that allocates while the collector marks may have
 		// to wait (an assist) until the cycle ends, and then it is
 		// neither running nor runnable: CPU-bound workers look blocked.
-		// The runtime says nothing of a cycle in progress, only of those
-		// that ended; so while cycles have ended within busyWait, a
-		// worker counts as blocked only once a cycle has ended since it
-		// last moved (the end wakes every assist), or after busyWait, as
-		// when the CPUs are busy. No ramp meanwhile.
-		gcRecent := p.gcMovedAt != 0 && now-p.gcMovedAt < int64(busyWait)
+		// The runtime reports the cycles that ended, not one in progress
+		// (the heap's growth toward its goal does not tell either:
+		// runtime.GC starts a cycle at any time). So while cycles end
+		// often (one ended within gcOften), a worker counts as blocked
+		// only once a cycle has ended since it last moved (the end wakes
+		// every assist), or after busyWait, as when the CPUs are busy;
+		// and there is no ramp.
+		if c := samples[2].Value.Uint64(); c != p.gcCycles {
+			p.gcCycles, p.gcMovedAt = c, now
+		}
+		gcMarking := now-p.gcMovedAt < int64(gcOften)
 		// Yield for the next tick unless the CPUs are saturated (then the
 		// timer is on time, and yielding would take CPU from others).
 		yieldNext = running < procs || runnable == 0
@@ -210,7 +212,7 @@ func (p *Pool) watchdog() {
 			if w.monGen != gen || w.monSince == now {
 				continue
 			}
-			patient := cpuBusy || gcRecent && p.gcMovedAt <= w.monSince
+			patient := cpuBusy || gcMarking && p.gcMovedAt <= w.monSince
 			if patient && now-w.monSince < int64(busyWait) {
 				continue
 			}
@@ -222,7 +224,7 @@ func (p *Pool) watchdog() {
 			continue
 		}
 		p.spawnUpTo(detached)
-		if stuck == len(active) && !cpuBusy && !gcRecent {
+		if stuck == len(active) && !cpuBusy && !gcMarking {
 			// The ramp (see above).
 			p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
 		}

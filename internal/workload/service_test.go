@@ -131,3 +131,33 @@ func TestServiceLimit(t *testing.T) {
 		t.Errorf("groups made per limit: %v, want map[0:30 5:10]", limits)
 	}
 }
+
+// TestServiceMixed runs the mixed service on goroutines: every unit of
+// work of both kinds must run once, and a CPU or an I/O request that loses
+// a unit fails the run.
+func TestServiceMixed(t *testing.T) {
+	io := ServiceRequest(MixedIO, NewGroup[goGroup])
+	cpu := ServiceRequest(MixedCPU, NewGroup[goGroup])
+	r, err := runMixed(serviceRequests, io, cpu, nop, nop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.p50 <= 0 || r.p50 > r.p99 {
+		t.Errorf("CPU request latency p50 %v, p99 %v: want 0 < p50 <= p99", r.p50, r.p99)
+	}
+	lossy := func(good func(*ServiceClient)) func(*ServiceClient) {
+		var first atomic.Bool
+		return func(c *ServiceClient) {
+			if first.CompareAndSwap(false, true) {
+				return // a request whose units never run
+			}
+			good(c)
+		}
+	}
+	if _, err := runMixed(serviceRequests, io, lossy(cpu), nop, nop); err == nil || !strings.Contains(err.Error(), MixedCPU.Name) {
+		t.Errorf("a lost CPU request: runMixed error = %v, want one naming %s", err, MixedCPU.Name)
+	}
+	if _, err := runMixed(serviceRequests, lossy(io), cpu, nop, nop); err == nil || !strings.Contains(err.Error(), MixedIO.Name) {
+		t.Errorf("a lost I/O request: runMixed error = %v, want one naming %s", err, MixedIO.Name)
+	}
+}

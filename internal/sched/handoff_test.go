@@ -41,8 +41,9 @@ var blockers = []blocker{
 	}},
 	{"mutex", func(t *testing.T, n int) (func(), func()) {
 		var mu sync.Mutex
+		passed := 0 // under mu
 		mu.Lock()
-		return func() { mu.Lock(); mu.Unlock() }, mu.Unlock
+		return func() { mu.Lock(); passed++; mu.Unlock() }, mu.Unlock
 	}},
 	{"pipe", func(t *testing.T, n int) (func(), func()) {
 		return pipeBlocker(t, n, false)

@@ -1,0 +1,71 @@
+package wsgroup_test
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-steal/steal/internal/workload"
+)
+
+// BenchmarkChain32 is the tail of a chain of 32 tasks in which each task
+// waits for the next one to finish, submitted in order from outside, while
+// two other goroutines keep groups of CPU-bound tasks flowing: on a fixed
+// set of workers the chain completes only through the monitor's hand-offs.
+// One op is one chain; besides ns/op it reports the median and the longest
+// chain (p50-ns, max-ns), at GOMAXPROCS 1, 2, 4 and 8. Run it with
+// -benchtime=200x for 200 chains each (also under -race).
+func BenchmarkChain32(b *testing.B) {
+	const n = 32
+	for _, procs := range []int{1, 2, 4, 8} {
+		for _, im := range benchImpls {
+			b.Run(fmt.Sprintf("procs=%d/%s", procs, im.name), func(b *testing.B) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				var stop atomic.Bool
+				var busy sync.WaitGroup
+				for range 2 {
+					busy.Go(func() {
+						for !stop.Load() {
+							g := im.newGroup()
+							for range 16 {
+								g.Go(func() error { workload.Spin(1, 200); return nil })
+							}
+							g.Wait()
+						}
+					})
+				}
+				defer func() { stop.Store(true); busy.Wait() }()
+				times := make([]time.Duration, 0, b.N)
+				for b.Loop() {
+					start := time.Now()
+					g := im.newGroup()
+					done := make([]chan struct{}, n)
+					for i := range done {
+						done[i] = make(chan struct{})
+					}
+					for i := range n {
+						g.Go(func() error {
+							if i+1 < n {
+								<-done[i+1]
+							}
+							close(done[i])
+							return nil
+						})
+					}
+					<-done[0] // not Wait, which could run the tasks itself
+					if err := g.Wait(); err != nil {
+						b.Fatal(err)
+					}
+					times = append(times, time.Since(start))
+				}
+				slices.Sort(times)
+				b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
+				b.ReportMetric(float64(times[len(times)-1].Nanoseconds()), "max-ns")
+			})
+		}
+	}
+}

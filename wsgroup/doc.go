@@ -106,17 +106,20 @@
 //
 // The progress guarantee: a queued task does not wait more than about one
 // monitor period (100 µs, plus the lateness of the Go timer) behind
-// workers that are blocked or stuck, whatever the process does otherwise,
-// with two exceptions where waiting is cheaper than another goroutine:
+// workers that are blocked or stuck, with two exceptions where waiting
+// looks cheaper than another goroutine:
 // while every CPU is busy (other goroutines run, or wait for a CPU), the
 // monitor leaves the queued tasks to any worker that is still taking tasks,
 // and hands a slot on only when none has for 20 ms (longer than the Go
-// scheduler's time slice); and while garbage collection cycles keep
-// ending, a worker counts as blocked only once a cycle has ended since its
+// scheduler's time slice); and while garbage collection cycles end often
+// (one ended within the last 10 ms), a worker counts as blocked only once
+// a cycle has ended since its
 // task started, or after 20 ms, since a task that allocates may have to
 // wait for the collector. CPU-bound tasks keep starting one after another,
-// so they never grow the set of workers. Nothing of this depends on how
-// the Go scheduler or the garbage collector happen to time things.
+// so they never grow the set of workers. The monitor is a goroutine like
+// any other: while every processor runs goroutines that do not block (a
+// Wait that runs its own group's tasks is one), it gets its turn only when
+// the Go scheduler preempts one of them, every 10 ms or so.
 //
 // # Limits
 //
@@ -189,6 +192,7 @@
 //     with or without a limit (errgroup's SetLimit panics, with an error
 //     value, only when the group has a limit) ([Group.SetLimit]).
 //   - A task queued behind tasks that block waits for the monitor to hand
-//     a blocked worker's slot on, about 100 µs (see Blocking tasks), where
-//     errgroup's goroutine would start at once.
+//     a blocked worker's slot on, about 100 µs, and up to 20 ms a slot
+//     while other goroutines keep every CPU busy (see Blocking tasks),
+//     where errgroup's goroutine would start at once.
 package wsgroup

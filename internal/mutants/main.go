@@ -157,6 +157,13 @@ var mutants = []mutant{
 		check: noRescue,
 	},
 	{
+		name:  "sched-retire-no-last-look/explore",
+		bug:   "the same retirement without a last look, under every interleaving of a worker retiring while a task comes",
+		file:  "internal/sched/pool.go",
+		edits: []edit{{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif true {"}},
+		check: exploreSched,
+	},
+	{
 		name: "sched-retire-look-first",
 		bug:  "a retiring worker takes its last look at the queues before it stops counting as idle",
 		file: "internal/sched/pool.go",
@@ -172,6 +179,13 @@ var mutants = []mutant{
 		file:  "internal/sched/spare.go",
 		edits: []edit{{"\tsp.w, sp.idle = w, idle\n\ts.wakeLocked(sp)\n", "\tsp.w, sp.idle = w, idle\n"}},
 		check: sparesReused,
+	},
+	{
+		name:  "sched-spare-not-woken/explore",
+		bug:   "the same lost hand-off to a parked spare, under every interleaving of a retired worker's goroutine being reused",
+		file:  "internal/sched/spare.go",
+		edits: []edit{{"\tsp.w, sp.idle = w, idle\n\ts.wakeLocked(sp)\n", "\tsp.w, sp.idle = w, idle\n"}},
+		check: exploreSched,
 	},
 	{
 		name:  "sched-slot-owned-twice",

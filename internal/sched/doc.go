@@ -101,7 +101,9 @@
 //     (watchdog_test.go), TestBlockedInWait (wait_test.go).
 //   - The idle, wake and retire protocols lose no task on their own, with
 //     the monitor and the linger switched off: TestNoRescueWake,
-//     TestNoRescueRetireLastLook (rescue_test.go).
+//     TestNoRescueRetireLastLook (rescue_test.go); and under every
+//     interleaving of a worker retiring, parking as a spare and being
+//     handed the next slot: TestExploreSched (retire-reuse).
 //   - Spares are reused, and leave: TestSparesReused (handoff_test.go).
 //   - Workers retire and the watchdog exits by themselves, and no
 //     goroutine leaks: TestPoolRetiresAfterWait, TestPoolRetiresWithoutWait,

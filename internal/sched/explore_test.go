@@ -11,14 +11,16 @@ import (
 	"testing"
 
 	"github.com/go-steal/steal/internal/explore"
+	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/sleep"
 )
 
 // The scheduler under the interleaving explorer (package explore): a
 // program of groups runs on a fresh pool, with the real submission paths
 // (an outside Go into the injector, a Go inside a task onto the worker's
-// deque), the real workers (spawned, finding, stealing, sleeping, lingering
-// and retiring) and the real Wait (helping from outside, helping on a
+// deque), the real workers (spawned, finding, stealing, sleeping, lingering,
+// retiring, and parked as spares to be handed the next slot) and the real
+// Wait (helping from outside, helping on a
 // worker, parking), and every schedule with at most a few preemptions is
 // run.
 //
@@ -210,6 +212,37 @@ func schedPrograms() []schedProgram {
 			pg.goTask(0, func() { pg.goTask(2, nil) })
 			pg.goTask(1, nil)
 			pg.wait(s, "group 0")
+		}},
+		// A worker retires, and a second task from outside comes as it
+		// gives up its slot, or after: the last look of the retiring
+		// worker, the post that relies on it, the goroutine parking as a
+		// spare and being handed the next slot (or a new goroutine
+		// started when the spare is not parked yet), and the spares
+		// leaving at the end. The main thread parks until the last worker
+		// gives up its slot (a hook in release), so that the linger can
+		// pass (it passes only when no thread can run), and then until a
+		// worker has run the second task.
+		{name: "retire-reuse", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			first, second := newProbeGroup(1), newProbeGroup(1)
+			track(first, second)
+			retired := xsync.NewParker()
+			var fired stdatomic.Bool
+			hook := func(w *worker, live int32) {
+				if live == 0 && fired.CompareAndSwap(false, true) {
+					retired.Unpark()
+				}
+			}
+			testHookRelease.Store(&hook)
+			defer testHookRelease.Store(nil)
+			first.goTask(0, nil)
+			first.wait(s, "group 0")
+			retired.Park()
+			// The main thread parks until the second task has run, not
+			// in Wait, which would run it itself: only a worker may.
+			ran := xsync.NewParker()
+			second.goTask(0, ran.Unpark)
+			ran.Park()
+			second.wait(s, "group 1")
 		}},
 		// A limit of one: the second outside Go waits for a slot (polls,
 		// yields, parks) until the first task finishes and wakes it.

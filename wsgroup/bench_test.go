@@ -70,6 +70,15 @@ func benchReport(b *testing.B, tasksPerOp int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasksPerOp), "ns/task")
 }
 
+// benchPeak starts sampling the goroutines (workload.SampleGoroutines) and
+// returns the function that stops it and adds the peak-goroutines metric:
+// the most goroutines seen at once above those before, that is, errgroup's
+// goroutines in flight, or wsgroup's workers (with its monitor and spares).
+func benchPeak(b *testing.B) (stop func()) {
+	stopSampler := workload.SampleGoroutines()
+	return func() { b.ReportMetric(float64(stopSampler()), "peak-goroutines") }
+}
+
 // benchBatch runs n tasks of workload.Spin(i, rounds) per iteration, submitted
 // from the benchmark goroutine (outside any pool). limit > 0 calls SetLimit.
 // Each task increments its own slot, so after the loop every slot must equal
@@ -78,6 +87,7 @@ func benchBatch(b *testing.B, newGroup func() benchGroup, n, rounds, limit int) 
 	out := make([]uint64, n)
 	done := make([]atomic.Uint32, n)
 	b.ReportAllocs()
+	defer benchPeak(b)()
 	for b.Loop() {
 		g := newGroup()
 		if limit > 0 {
@@ -167,9 +177,11 @@ func BenchmarkFib25(b *testing.B) {
 	run := func(b *testing.B, fib func() (int, int)) {
 		b.ReportAllocs()
 		var val, tasks int
+		stopPeak := benchPeak(b)
 		for b.Loop() {
 			val, tasks = fib()
 		}
+		stopPeak()
 		benchReport(b, wantTasks)
 		if val != benchFibWant || tasks != wantTasks {
 			b.Fatalf("fib(%d) = %d with %d tasks, want %d with %d tasks", benchFibN, val, tasks, benchFibWant, wantTasks)

@@ -26,13 +26,14 @@ func BenchmarkChain32(b *testing.B) {
 			b.Run(fmt.Sprintf("procs=%d/%s", procs, im.name), func(b *testing.B) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				var stop atomic.Bool
+				var spun atomic.Uint64 // the busy tasks' results, so that they are computed
 				var busy sync.WaitGroup
 				for range 2 {
 					busy.Go(func() {
 						for !stop.Load() {
 							g := im.newGroup()
 							for range 16 {
-								g.Go(func() error { workload.Spin(1, 200); return nil })
+								g.Go(func() error { spun.Add(workload.Spin(1, 200)); return nil })
 							}
 							g.Wait()
 						}

@@ -22,19 +22,21 @@ import (
 // in one task, blocked or running long, and the monitor detaches it
 // (detach.go): it no longer counts against GOMAXPROCS, another worker (a
 // parked spare, or a new goroutine) starts in its place at once, and its
-// deque goes to the injector. When its task returns, it reattaches, and
-// the pool, now above its capacity, shrinks back by one worker, which
-// parks as a spare.
+// deque goes to the injector. When its task returns, the worker goes on
+// taking queued tasks one at a time, detached, as an errgroup goroutine
+// would run them, and leaves its slot (to park as a spare) when it finds
+// none; a worker detached inside a nested task (a Wait on its stack)
+// reattaches instead, and the pool, above its capacity, shrinks back.
 //
 // This is what the progress guarantee rests on: a task queued behind a
 // worker that is blocked or stuck waits about one sample period for
-// another worker (busyWait while every CPU is busy: see below),
-// whatever else the process is doing. It depends on no global sample and
-// on no timing but the monitor's own ticks. CPU-bound tasks start one
-// after another, so their workers' numbers move and the pool does not grow
-// past GOMAXPROCS, at any rate of garbage collection.
+// another worker (longer under the throttles below). It depends on no
+// global sample, only on the monitor's own ticks, which come late when
+// every P runs a goroutine that does not block (the monitor needs a P like
+// any goroutine). CPU-bound tasks start one after another, so their
+// workers' numbers move and the pool does not grow past GOMAXPROCS.
 //
-// Two refinements use more than the per-worker samples, for speed only:
+// Three refinements use more than the per-worker samples:
 //
 //   - Throttle: a task that runs long on a CPU is stuck too, and so is one
 //     whose goroutine waits for a CPU (or whose thread waits for one, when
@@ -44,13 +46,18 @@ import (
 //     detaches nobody while another worker makes progress (it takes the
 //     queued tasks in turn), and otherwise waits busyWait (longer than the
 //     Go scheduler's time slice) before it detaches.
+//   - Collections: a worker that allocates while the collector marks may
+//     wait for it (an assist), neither running nor runnable, exactly like
+//     a blocked one; while cycles end often the monitor waits for a
+//     cycle's end, or busyWait, before it counts a worker as blocked (the
+//     comment at gcMarking in the loop says why).
 //   - Ramp: when every attached worker is stuck and no CPU is busy (a
 //     fan-out of blocking calls, as errgroup code does), replacing them one
 //     for one would start GOMAXPROCS tasks per period; the monitor also
 //     starts one worker per queued task that no idle worker is there to
 //     take, as errgroup would have started a goroutine for each. Those that
 //     block are detached at the next sample; the others find the pool
-//     above capacity and leave.
+//     above capacity and leave. Not while collections may be marking.
 //
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits

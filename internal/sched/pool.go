@@ -71,6 +71,7 @@ type Pool struct {
 	// starts after one exited is ordered after it by mu (watch).
 	gcCycles  uint64
 	gcMovedAt int64
+	gcRead    bool // gcCycles has been read once
 	kick      chan struct{}
 
 	mu xsync.Mutex // guards slot occupancy and growth, live, detached and active changes

@@ -198,7 +198,12 @@ func (p *Pool) watchdog() {
 		// every assist), or after busyWait, as when the CPUs are busy;
 		// and there is no ramp.
 		if c := samples[2].Value.Uint64(); c != p.gcCycles {
-			p.gcCycles, p.gcMovedAt = c, now
+			// The first count read is no news: the cycles it counts
+			// may have ended long ago.
+			if p.gcRead {
+				p.gcMovedAt = now
+			}
+			p.gcCycles, p.gcRead = c, true
 		}
 		gcMarking := now-p.gcMovedAt < int64(gcOften)
 		// Yield for the next tick unless the CPUs are saturated (then the

@@ -70,8 +70,8 @@ type Pool struct {
 	// whether cycles are ending (see watchdog.go). The monitor that
 	// starts after one exited is ordered after it by mu (watch).
 	gcCycles  uint64
-	gcMovedAt int64
-	gcRead    bool // gcCycles has been read once
+	gcMovedAt int64 // nanotime; 0: no end seen yet
+	gcRead    bool  // gcCycles has been read once
 	kick      chan struct{}
 
 	mu xsync.Mutex // guards slot occupancy and growth, live, detached and active changes

@@ -205,7 +205,7 @@ func (p *Pool) watchdog() {
 			}
 			p.gcCycles, p.gcRead = c, true
 		}
-		gcMarking := now-p.gcMovedAt < int64(gcOften)
+		gcMarking := p.gcMovedAt != 0 && now-p.gcMovedAt < int64(gcOften)
 		// Yield for the next tick unless the CPUs are saturated (then the
 		// timer is on time, and yielding would take CPU from others).
 		yieldNext = running < procs || runnable == 0

@@ -63,18 +63,10 @@ type mixedClient struct {
 // check reports whether the client's units of work are those of its
 // requests of shape s.
 func (c *mixedClient) check(s ServiceShape, rounds int) error {
-	var want uint64
-	for k := range s.Units() {
-		want += serviceSpin(k, rounds)
-	}
 	if c.err != nil {
 		return fmt.Errorf("shape %s: Wait: %w", s.Name, c.err)
 	}
-	if ran, sum := c.ran.Load(), c.sum.Load(); ran != c.requests*int64(s.Units()) || sum != uint64(c.requests)*want {
-		return fmt.Errorf("shape %s, %d requests: %d units of work ran (checksum %#x), want %d (checksum %#x)",
-			s.Name, c.requests, ran, sum, c.requests*int64(s.Units()), uint64(c.requests)*want)
-	}
-	return nil
+	return checkUnits(s, rounds, c.requests, c.ran.Load(), c.sum.Load())
 }
 
 func runMixed(n int, ioReq, cpuReq func(*ServiceClient), resetTimer, stopTimer func()) (mixedRun, error) {

@@ -224,10 +224,6 @@ type serviceRun struct {
 // mismatch in the units of work that ran.
 func runService(n int, s ServiceShape, request func(*ServiceClient), resetTimer, stopTimer func()) (serviceRun, error) {
 	rounds := ServiceUnitRounds()
-	var want uint64 // the checksum of one request
-	for k := range s.Units() {
-		want += serviceSpin(k, rounds)
-	}
 	clients := make([]ServiceClient, s.Clients)
 	var next atomic.Int64 // requests claimed
 	var wg sync.WaitGroup
@@ -269,9 +265,20 @@ func runService(n int, s ServiceShape, request func(*ServiceClient), resetTimer,
 		ran += clients[i].ran.Load()
 		sum += clients[i].sum.Load()
 	}
-	if wantRan := int64(n) * int64(s.Units()); ran != wantRan || sum != uint64(n)*want {
-		return r, fmt.Errorf("shape %s, %d requests: %d units of work ran (checksum %#x), want %d (checksum %#x)",
-			s.Name, n, ran, sum, wantRan, uint64(n)*want)
+	return r, checkUnits(s, rounds, int64(n), ran, sum)
+}
+
+// checkUnits reports an error unless ran units of work with checksum sum
+// are exactly those of the given number of requests of shape s, whose
+// units spin rounds each.
+func checkUnits(s ServiceShape, rounds int, requests, ran int64, sum uint64) error {
+	var want uint64 // the checksum of one request
+	for k := range s.Units() {
+		want += serviceSpin(k, rounds)
 	}
-	return r, nil
+	if wantRan := requests * int64(s.Units()); ran != wantRan || sum != uint64(requests)*want {
+		return fmt.Errorf("shape %s, %d requests: %d units of work ran (checksum %#x), want %d (checksum %#x)",
+			s.Name, requests, ran, sum, wantRan, uint64(requests)*want)
+	}
+	return nil
 }

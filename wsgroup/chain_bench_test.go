@@ -44,20 +44,11 @@ func BenchmarkChain32(b *testing.B) {
 				for b.Loop() {
 					start := time.Now()
 					g := im.newGroup()
-					done := make([]chan struct{}, n)
-					for i := range done {
-						done[i] = make(chan struct{})
+					tasks, first := workload.Chain(n, nil)
+					for _, f := range tasks {
+						g.Go(f)
 					}
-					for i := range n {
-						g.Go(func() error {
-							if i+1 < n {
-								<-done[i+1]
-							}
-							close(done[i])
-							return nil
-						})
-					}
-					<-done[0] // not Wait, which could run the tasks itself
+					<-first // not Wait, which could run the tasks itself
 					if err := g.Wait(); err != nil {
 						b.Fatal(err)
 					}

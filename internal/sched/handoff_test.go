@@ -226,21 +226,7 @@ func TestHandOffGCStorm(t *testing.T) {
 						ran.Add(1)
 						return nil
 					}
-					switch from {
-					case "outside":
-						for range n {
-							g.Go(tiny)
-						}
-					case "inside":
-						for range 4 {
-							g.Go(func() error {
-								for range n / 4 {
-									g.Go(tiny)
-								}
-								return nil
-							})
-						}
-					}
+					goFrom(&g, from, n, tiny)
 					wantNil(t, "Wait()", g.Wait())
 					s.stop()
 					stop.Store(true)

@@ -153,6 +153,29 @@ func detachedFor(why uint32) int {
 	return n
 }
 
+// goFrom gives g n tasks f (n a multiple of 4): all from the calling
+// goroutine when from is "outside", into the injector; or, when from is
+// "inside", n/4 each from 4 tasks of g, onto their workers' deques.
+func goFrom(g *Group, from string, n int, f func() error) {
+	switch from {
+	case "outside":
+		for range n {
+			g.Go(f)
+		}
+	case "inside":
+		for range 4 {
+			g.Go(func() error {
+				for range n / 4 {
+					g.Go(f)
+				}
+				return nil
+			})
+		}
+	default:
+		panic("goFrom: from is neither outside nor inside: " + from)
+	}
+}
+
 // fibGroup is fork-join recursion with a nested group per call.
 func fibGroup(n int) int {
 	if n < 2 {

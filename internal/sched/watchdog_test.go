@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-steal/steal/internal/testkit"
+	"github.com/go-steal/steal/internal/workload"
 )
 
 // Compensation for blocked workers: the pool grows while its workers are
@@ -21,29 +22,6 @@ import (
 // the task that unblocks the others). So these tests wait for their tasks
 // by other means (a channel, a count) before they call Wait.
 
-// chainTasks returns n task functions where task i waits until task i+1
-// has finished: run in submission order on a fixed number of workers, they
-// stall unless the pool adds workers. The channel is closed when task 0,
-// the last to finish, has.
-func chainTasks(n int, ran *atomic.Int64) ([]func() error, chan struct{}) {
-	done := make([]chan struct{}, n)
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	fs := make([]func() error, n)
-	for i := range fs {
-		fs[i] = func() error {
-			if i+1 < n {
-				<-done[i+1]
-			}
-			ran.Add(1)
-			close(done[i])
-			return nil
-		}
-	}
-	return fs, done[0]
-}
-
 // TestWatchdogChain: 64 tasks, each waiting for the one submitted after it,
 // all complete, from outside and from inside a task, at several GOMAXPROCS.
 func TestWatchdogChain(t *testing.T) {
@@ -55,7 +33,7 @@ func TestWatchdogChain(t *testing.T) {
 				guardPool(t, func() {
 					var g Group
 					var ran atomic.Int64
-					fs, last := chainTasks(n, &ran)
+					fs, last := workload.Chain(n, func(int) { ran.Add(1) })
 					switch from {
 					case "outside":
 						for _, f := range fs {
@@ -116,21 +94,7 @@ func TestWatchdogCPUBoundStaysSmall(t *testing.T) {
 					live.observe(int64(global.live.Load()))
 					gor.observe(int64(runtime.NumGoroutine()))
 				})
-				switch from {
-				case "outside":
-					for range n {
-						g.Go(work)
-					}
-				case "inside":
-					for range 4 {
-						g.Go(func() error {
-							for range n / 4 {
-								g.Go(work)
-							}
-							return nil
-						})
-					}
-				}
+				goFrom(&g, from, n, work)
 				wantNil(t, "Wait()", g.Wait())
 				s.stop()
 				if got := ran.Load(); got != int64(n) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-steal/steal/adapter"
+	"github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -355,21 +356,14 @@ func ioLimit(e *env) error {
 // that its workers are blocked.
 func chain(e *env, g adapter.Group, hits tally) {
 	n := len(hits)
-	done := make([]chan struct{}, n)
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	for i := range n {
-		g.Go(func() error {
-			if i+1 < n {
-				<-done[i+1]
-			} else {
-				e.mark()
-			}
-			hits[i]++
-			close(done[i])
-			return nil
-		})
+	tasks, _ := workload.Chain(n, func(i int) {
+		if i == n-1 {
+			e.mark()
+		}
+		hits[i]++
+	})
+	for _, f := range tasks {
+		g.Go(f)
 	}
 	e.started(n)
 }

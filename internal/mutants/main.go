@@ -87,6 +87,8 @@ var (
 		[]string{"-run", "TestHandOffBlocked", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	sparesReused = check{"sched: spares are reused, and gone once the pool is idle",
 		[]string{"-run", "TestSparesReused", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	goexitOwn = check{"sched: a Goexit in a task that a helping Wait runs after another of its group's tasks",
+		[]string{"-run", "TestGoexitInNestedWaitEndsWaiter", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
@@ -277,7 +279,7 @@ var mutants = []mutant{
 		file: "internal/sched/worker.go",
 		edits: []edit{
 			{"// worker is one slot of the pool", "var executed atomic.Int64\n\n// worker is one slot of the pool"},
-			{"\tif g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected)\n\t\treturn\n\t}\n\tif g.skips() {\n\t\tg.drop(w, injected)"},
+			{"\tif g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected, nil)\n\t\treturn\n\t}\n\tif g.skips() {\n\t\tg.drop(w, injected)"},
 		},
 		check: soak,
 	},
@@ -318,6 +320,34 @@ var mutants = []mutant{
 			{"\td.bottom.Store(b + 1)\n}\n\n// Pop removes", "\tr.slot(b).Store(x)\n}\n\n// Pop removes"},
 		},
 		check: exploreDeque,
+	},
+	{
+		name:  "help-keeps-own",
+		bug:   "a helping Wait returns without subtracting the tasks it ran itself, so the group's count never reaches zero",
+		file:  "internal/sched/wait.go",
+		edits: []edit{{"\t\t\tif c != 0 {\n\t\t\t\t*own = 0\n\t\t\t\tg.done(c)\n\t\t\t}\n\t\t\treturn", "\t\t\treturn"}},
+		check: exploreSched,
+	},
+	{
+		name:  "help-blocks-holding-own",
+		bug:   "a helping Wait blocks before it subtracts the tasks it ran itself, so the task that ends last elsewhere never sees zero and never wakes it",
+		file:  "internal/sched/wait.go",
+		edits: []edit{{"\t\tif k := *own; k != 0 {\n\t\t\t*own = 0\n\t\t\tg.done(k)\n\t\t\tcontinue // the count may be zero now\n\t\t}\n", ""}},
+		check: exploreSched,
+	},
+	{
+		name:  "help-goexit-drops-own",
+		bug:   "a helping Wait unwound by a task's Goexit forgets the tasks it had run itself, so it waits for ever for its group",
+		file:  "internal/sched/wait.go",
+		edits: []edit{{"\t\tif own != 0 {\n\t\t\tg.done(own)\n\t\t}\n\t\tw.block()", "\t\tw.block()"}},
+		check: goexitOwn,
+	},
+	{
+		name:  "group-go-lost-update",
+		bug:   "Go adds its task to the count with a load and a store, so a Go or a completion at the same moment is lost",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\tdefault:\n\t\tg.state.Add(oneTask)\n\t}\n\tg.queue(f, w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.queue(f, w)\n}"}},
+		check: exploreSched,
 	},
 	{
 		name:  "group-trygo-ignores-limit",

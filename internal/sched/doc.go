@@ -33,7 +33,9 @@
 //     skips, drop); a limited group admits it to execute (startRunning).
 //  5. It is counted finished (worker.afterTask, worker.settle): the
 //     group's count goes down (Group.done, group.go), batched for runs of
-//     injected tasks of an unlimited group. done wakes the goroutines
+//     injected tasks of an unlimited group, and for the tasks of an
+//     unlimited group that its helping Wait runs itself (worker.help
+//     subtracts them all at once). done wakes the goroutines
 //     parked for the count to reach zero or drop below the limit, on the
 //     wait table of waiters.go, and starts a task set aside (unpark).
 //  6. Group.Wait (wait.go) returns once the count is zero, with the first
@@ -79,8 +81,12 @@
 //     TestQueueConcurrent, TestQueueUnpushConcurrent (injector_test.go).
 //   - Wait returns after every task of its group, exactly once, and the
 //     count never goes below zero: TestExploreSched, TestChurnOneGroup;
-//     a task's Goexit or panic still counts it finished: TestGoexitOnWorkers,
-//     TestGoexitInNestedWait (goexit_test.go).
+//     also while a helping Wait holds back the tasks it ran itself, with
+//     the group waited for elsewhere too and given tasks from two
+//     goroutines at once (wait-twice and go-from-two in
+//     TestExploreSchedPCT); a task's Goexit or panic still counts it
+//     finished: TestGoexitOnWorkers, TestGoexitInNestedWait,
+//     TestGoexitInNestedWaitEndsWaiter (goexit_test.go).
 //   - No lost wake-up (no task queued while every worker sleeps):
 //     TestExploreSched (lostWakeUp), TestChurnLostWakeups,
 //     TestChurnBlockingPairs; the wait table: TestWaitTable,

@@ -149,41 +149,55 @@ func TestGoexitInNestedWait(t *testing.T) {
 // and the slot gets a fresh goroutine that runs what is still queued. With
 // GOMAXPROCS 1 and an idle pool at the start there is one worker, so the
 // helper is the one that runs the Goexit: the outcome is deterministic.
+// The exiting task is given last (the helper runs it first) or first (the
+// helper runs the other task before it, and has not yet subtracted that
+// one from the count when the Goexit unwinds it: see worker.help).
 func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 	testkit.SetProcs(t, 1)
-	guardPool(t, func() {
-		checkRetired(t)
-		var g Group
-		var innerDone, afterWait atomic.Int64
-		var reached string
-		outerDone := make(chan struct{})
-		g.Go(func() error {
-			defer close(outerDone) // runs on Goexit too
-			var n Group
-			n.Go(func() error { innerDone.Add(1); return nil })
-			n.Go(func() error {
-				defer innerDone.Add(1)
-				runtime.Goexit()
-				return nil
+	for _, exitFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("exitFirst=%v", exitFirst), func(t *testing.T) {
+			guardPool(t, func() {
+				checkRetired(t)
+				var g Group
+				var innerDone, afterWait atomic.Int64
+				var reached string
+				outerDone := make(chan struct{})
+				g.Go(func() error {
+					defer close(outerDone) // runs on Goexit too
+					var n Group
+					plain := func() error { innerDone.Add(1); return nil }
+					exiting := func() error {
+						defer innerDone.Add(1)
+						runtime.Goexit()
+						return nil
+					}
+					if exitFirst {
+						n.Go(exiting)
+						n.Go(plain)
+					} else {
+						n.Go(plain)
+						n.Go(exiting)
+					}
+					reached = "before n.Wait"
+					n.Wait() // helps: runs the exiting task on this goroutine
+					reached = "after n.Wait"
+					afterWait.Add(1)
+					return nil
+				})
+				// Not Wait: a Wait here could take the task back and run
+				// it on this goroutine, which the Goexit would then end.
+				<-outerDone
+				wantNil(t, "Wait()", g.Wait())
+				const wantReached = "before n.Wait"
+				if afterWait.Load() != 0 || reached != wantReached {
+					t.Errorf("after a nested task's runtime.Goexit the waiting task reached %q (after-Wait code ran %d times); "+
+						"want it ended at %q, as documented", reached, afterWait.Load(), wantReached)
+				}
+				testkit.WaitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
+				wantNil(t, "second Wait()", g.Wait())
 			})
-			reached = "before n.Wait"
-			n.Wait() // helps: runs the exiting task on this goroutine
-			reached = "after n.Wait"
-			afterWait.Add(1)
-			return nil
 		})
-		// Not Wait: a Wait here could take the task back and run it
-		// on this goroutine, which the Goexit would then end.
-		<-outerDone
-		wantNil(t, "Wait()", g.Wait())
-		const wantReached = "before n.Wait"
-		if afterWait.Load() != 0 || reached != wantReached {
-			t.Errorf("after a nested task's runtime.Goexit the waiting task reached %q (after-Wait code ran %d times); "+
-				"want it ended at %q, as documented", reached, afterWait.Load(), wantReached)
-		}
-		testkit.WaitUntil(t, "nested tasks done", func() bool { return innerDone.Load() == 2 })
-		wantNil(t, "second Wait()", g.Wait())
-	})
+	}
 }
 
 // TestGoexitOutsideEndsCaller: a task that a goroutine outside the pool

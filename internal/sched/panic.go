@@ -97,7 +97,7 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 		if ended {
 			return
 		}
-		w.afterTask(g, admitted, false)
+		w.afterTask(g, admitted, false, nil)
 		w.goexit = true
 	}()
 	w.depth++

@@ -160,9 +160,14 @@ func (p *Pool) inject(t job) {
 // our push and finds the task; otherwise our read of live (below) comes
 // after it gave up its slot, so we see room and start a worker.
 func (p *Pool) maybeSpawn(c sleep.Counters) {
-	if c.Inactive() != 0 {
-		return
+	if c.Inactive() == 0 {
+		p.spawnOrWatch()
 	}
+}
+
+// spawnOrWatch is maybeSpawn once no worker is idle; maybeSpawn itself is
+// small enough to be inlined into every post.
+func (p *Pool) spawnOrWatch() {
 	// spawn may still refuse: another poster took the last place, or
 	// GOMAXPROCS went down since size was sampled.
 	if p.live.Load() >= p.capacity() || !p.spawn() {

@@ -48,10 +48,16 @@ func (g *Group) Wait() error {
 // Only Goexit unwinds help: a panic in a task that help runs is either
 // recovered in worker.call or ends the program there (fatalPanic).
 func (g *Group) helpUntilDone(w *worker) {
+	var own int64 // see help
 	returned := false
 	defer func() {
 		if returned {
 			return
+		}
+		// The tasks help ran to the end are finished: subtract them, or
+		// the count would never reach zero.
+		if own != 0 {
+			g.done(own)
 		}
 		w.block()
 		g.waitOutside()
@@ -60,7 +66,7 @@ func (g *Group) helpUntilDone(w *worker) {
 			sl.result()
 		}
 	}()
-	w.help(g)
+	w.help(g, &own)
 	returned = true
 }
 
@@ -80,21 +86,41 @@ func (g *Group) helpUntilDone(w *worker) {
 //
 // and once it runs on top of the waiter's stack, the waiter can never
 // resume. g's own tasks are safe: Wait waits for each of them anyway.
-func (w *worker) help(g *Group) {
+//
+// The tasks of an unlimited g that help runs to the end are not subtracted
+// from g's count one by one: *own counts them, and help subtracts them all
+// at once, with one atomic operation, when they are all that is left of the
+// count (and then returns), or before it blocks. Until then nobody misses
+// them: the count stays above zero either way while help is still taking
+// or running tasks of g, and only zero wakes anyone. Before it blocks,
+// though, help must subtract them: the tasks left run elsewhere, and the
+// last to end must see the count reach zero and wake us. (A limited g
+// gets each slot back at once: see afterTask. A Goexit that unwinds help
+// leaves *own to helpUntilDone's deferred function.)
+func (w *worker) help(g *Group, own *int64) {
 	isG := func(t *task) bool { return t.g.Load() == g }
 	for {
 		w.settle()
-		if g.count() == 0 {
+		if c := g.count(); c == *own {
+			if c != 0 {
+				*own = 0
+				g.done(c)
+			}
 			return
 		}
 		if t := w.dq.PopIf(isG); t != nil {
 			w.st.localPops++
-			w.execute(t)
+			w.execute(t, own)
 			continue
 		}
 		if t := w.stealIf(isG); t != nil {
-			w.execute(t)
+			w.execute(t, own)
 			continue
+		}
+		if k := *own; k != 0 {
+			*own = 0
+			g.done(k)
+			continue // the count may be zero now
 		}
 		// g's tasks run elsewhere, or wait in our deque behind other
 		// tasks (a replacement worker steals them: see block).

@@ -69,6 +69,16 @@ import (
 // watch starts the watchdog unless it runs. Called by posters that found
 // the pool saturated (all workers busy, no room to start another).
 func (p *Pool) watch() {
+	// The monitor runs and samples on its own: two loads, inlined into
+	// the caller.
+	if p.watching.Load() && !p.napping.Load() {
+		return
+	}
+	p.watchNow()
+}
+
+// watchNow is watch once the monitor naps or does not run.
+func (p *Pool) watchNow() {
 	if p.watching.Load() {
 		if p.napping.Load() && p.napping.CompareAndSwap(true, false) {
 			// The monitor waits for its timer, which may be a doze
@@ -79,7 +89,7 @@ func (p *Pool) watch() {
 			default:
 			}
 		}
-		return // two atomic loads on the common path
+		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -94,7 +94,7 @@ func (w *worker) serve(idle sleep.Idle) (released bool) {
 		if t := w.find(); t != nil {
 			w.foundWork(&idle)
 			for ; t != nil; t = w.find() {
-				w.execute(t)
+				w.execute(t, nil)
 				if p.surplus() {
 					break // a replacement whose worker is back: retire now
 				}
@@ -359,8 +359,8 @@ func (w *worker) random() uint64 {
 	return x * 0x2545F4914F6CDD1D
 }
 
-// execute runs t and accounts for its completion.
-func (w *worker) execute(t *task) {
+// execute runs t and accounts for its completion; own is as in afterTask.
+func (w *worker) execute(t *task, own *int64) {
 	f, g, injected := t.f, t.g.Load(), t.injected
 	w.freeTask(t)
 	w.started++
@@ -387,12 +387,14 @@ func (w *worker) execute(t *task) {
 		admitted = true
 	}
 	w.call(f, g, admitted)
-	w.afterTask(g, admitted, injected)
+	w.afterTask(g, admitted, injected, own)
 }
 
 // afterTask accounts for the end of a task of g that ran on w; admitted
 // tells whether it held one of g's running slots, injected whether it came
-// from the injector.
+// from the injector. A non-nil own is the count of finished tasks of g
+// that a helping Wait for g subtracts itself (see worker.help): a task of
+// an unlimited g is added to it instead of being accounted here.
 //
 // Completions of injected tasks of an unlimited group are batched: a run of
 // them finishes with one atomic operation on the group's count (settle),
@@ -402,7 +404,7 @@ func (w *worker) execute(t *task) {
 // completion is settled at once: a limited group hands out slots as tasks
 // finish, and a group whose tasks were pushed on a worker is most often
 // waited for by a worker that is helping and checks the count.
-func (w *worker) afterTask(g *Group, admitted, injected bool) {
+func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 	if admitted {
 		g.stopRunning()
 	}
@@ -410,6 +412,10 @@ func (w *worker) afterTask(g *Group, admitted, injected bool) {
 		// A nested task the monitor saw stuck is over, and the task below
 		// it goes on (see detach.go).
 		w.reattach(detachMonitor)
+	}
+	if own != nil && !admitted && g.limit <= 0 {
+		*own++
+		return
 	}
 	// The task may have waited on a nested group and run other groups'
 	// tasks meanwhile, so w.cur need not be g any more: check again.
@@ -426,11 +432,16 @@ func (w *worker) afterTask(g *Group, admitted, injected bool) {
 	}
 }
 
-// settle subtracts the batched completions from the current group.
+// settle subtracts the batched completions from the current group. It
+// is called several times per task: the check is kept small enough to be
+// inlined, and the subtraction is in settleNow.
 func (w *worker) settle() {
-	if w.curDone == 0 {
-		return
+	if w.curDone != 0 {
+		w.settleNow()
 	}
+}
+
+func (w *worker) settleNow() {
 	g, k := w.cur, w.curDone
 	w.curDone = 0
 	g.done(k)

@@ -377,17 +377,32 @@ func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {
 // must then call Wake(c, ...).
 func (s *Sleep) Post() Counters {
 	// Make the JEC odd, which keeps sleepy workers from falling asleep with
-	// our job unseen.
-	return s.c.bumpJECIf(true)
+	// our job unseen. It mostly is already (nobody got sleepy since the
+	// last post): then this is the one load, inlined into the caller.
+	if c := s.c.load(); !c.sleepy() {
+		return c
+	}
+	return s.postSleepy()
 }
+
+// postSleepy is Post once a worker got sleepy since the last post. It is
+// not inlined, so that Post is.
+//
+//go:noinline
+func (s *Sleep) postSleepy() Counters { return s.c.bumpJECIf(true) }
 
 // Wake is the second half: it wakes the sleepers that n new jobs need,
 // given the counters c that Post returned.
 func (s *Sleep) Wake(c Counters, n int, queueWasEmpty bool) {
-	sleeping := c.Sleeping()
-	if sleeping == 0 {
-		return
+	if c.Sleeping() != 0 {
+		s.wakeSome(c, n, queueWasEmpty)
 	}
+}
+
+// wakeSome is Wake once some worker sleeps; Wake itself is small enough to
+// be inlined into every post.
+func (s *Sleep) wakeSome(c Counters, n int, queueWasEmpty bool) {
+	sleeping := c.Sleeping()
 	wake := n
 	if queueWasEmpty {
 		// The awake idle workers will find the first jobs.

@@ -1,0 +1,56 @@
+package wsgroup_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/go-steal/steal/internal/workload"
+	"github.com/go-steal/steal/wsgroup"
+)
+
+// BenchmarkForkJoinNode: one fork-join node, a new group, two Go of
+// functions that do nothing and a Wait, made again and again inside one task
+// with GOMAXPROCS 1, so that nobody steals: the cost of a node whose tasks
+// its own worker pops back, ns/op. impl=inline is the same node on a group
+// that runs each function at once (the node's own cost: its group and its
+// closures).
+func BenchmarkForkJoinNode(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var sink int
+	node := func(g workload.Group) {
+		var x, y int
+		g.Go(func() error { x = 1; return nil })
+		g.Go(func() error { y = 2; return nil })
+		if err := g.Wait(); err != nil {
+			b.Error(err)
+		}
+		sink += x + y
+	}
+	b.Run("impl=wsgroup", func(b *testing.B) {
+		b.ReportAllocs()
+		// The loop runs in a task, on a worker. Not outer.Wait, which
+		// would run the task itself, outside the pool.
+		var outer wsgroup.Group
+		done := make(chan struct{})
+		outer.Go(func() error {
+			defer close(done)
+			for b.Loop() {
+				node(new(wsgroup.Group))
+			}
+			return nil
+		})
+		<-done
+		if err := outer.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("impl=inline", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			node(new(workload.InlineGroup))
+		}
+	})
+	if want := 3 * 2; sink%3 != 0 || sink < want {
+		b.Fatalf("nodes summed to %d", sink)
+	}
+}

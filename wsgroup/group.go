@@ -118,9 +118,10 @@ func (g *Group) Wait() error {
 // goroutine has, and on that goroutine's OS thread. On a worker those are
 // the labels of the goroutine that started the worker, which may be any
 // caller of Go of any group, and the labels a previous task set with
-// pprof.SetGoroutineLabels; on a Wait's goroutine, its caller's. Set labels
-// inside the function with pprof.Do, which restores them, if profiles must
-// attribute it.
+// pprof.SetGoroutineLabels; on a Wait's goroutine, its caller's. If profiles
+// must attribute the function's work, label it inside the function with
+// pprof.Do (when Do returns, the goroutine keeps the labels of the context
+// given to Do).
 //
 // The first call to Go must happen before a Wait. Outside a task, Go blocks
 // until the task can be added without the number of active tasks exceeding

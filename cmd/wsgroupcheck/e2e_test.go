@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +11,9 @@ import (
 )
 
 // The end-to-end tests build the command and run it, and the go command, on
-// copies of the programs in testdata/errgroupapp and testdata/wsgroupapp,
-// made modules whose github.com/go-steal/steal is this repository.
+// copies of the program written for errgroup in examples/errgroupapp and of
+// testdata/wsgroupapp, made modules whose github.com/go-steal/steal is this
+// repository.
 
 func TestEndToEnd(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -26,8 +28,8 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("fix", func(t *testing.T) {
 		t.Parallel()
-		dir := copyApp(t, "errgroupapp", root, "golang.org/x/sync v0.24.0")
-		want, err := os.ReadFile(filepath.Join("testdata", "errgroupapp", "want.txt"))
+		dir := copyApp(t, errgroupApp(root), root, "golang.org/x/sync v0.24.0")
+		want, err := os.ReadFile(filepath.Join("testdata", "errgroupapp.txt"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,12 +65,13 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("vet errgroup", func(t *testing.T) {
 		t.Parallel()
-		dir := copyApp(t, "errgroupapp", root, "golang.org/x/sync v0.24.0")
+		dir := copyApp(t, errgroupApp(root), root, "golang.org/x/sync v0.24.0")
 		out, err := command(dir, nil, "go", "vet", "-vettool="+bin, "./...")
 		if err == nil {
 			t.Fatalf("go vet succeeded; want it to fail with the diagnostic:\n%s", out)
 		}
-		want := `main.go:11:2: errgroup can be replaced by wsgroup by changing this import to errgroup "github.com/go-steal/steal/wsgroup"`
+		want := fmt.Sprintf(`main.go:%d:2: errgroup can be replaced by wsgroup by changing this import to errgroup "github.com/go-steal/steal/wsgroup"`,
+			importLine(t, filepath.Join(dir, "main.go"), `"golang.org/x/sync/errgroup"`))
 		if !strings.Contains(out, want) || !strings.Contains(out, migrateURL+"the-one-line-change") {
 			t.Errorf("go vet output lacks %q:\n%s", want, out)
 		}
@@ -76,7 +79,7 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("vet wsgroup", func(t *testing.T) {
 		t.Parallel()
-		dir := copyApp(t, "wsgroupapp", root)
+		dir := copyApp(t, filepath.Join("testdata", "wsgroupapp"), root)
 		out, err := command(dir, nil, "go", "vet", "-vettool="+bin, "./...")
 		if err == nil {
 			t.Fatalf("go vet succeeded; want it to fail with diagnostics:\n%s", out)
@@ -94,13 +97,32 @@ func TestEndToEnd(t *testing.T) {
 	})
 }
 
-// copyApp copies testdata/name/main.go into a new module in a temporary
-// directory, requiring the modules given and this repository, and runs go mod
-// tidy there, as the module's author would have.
-func copyApp(t *testing.T, name, root string, require ...string) string {
+// importLine returns the line of file on which the import path quoted
+// appears first.
+func importLine(t *testing.T, file, quoted string) int {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(src, []byte(quoted))
+	if i < 0 {
+		t.Fatalf("%s does not import %s", file, quoted)
+	}
+	return 1 + bytes.Count(src[:i], []byte("\n"))
+}
+
+// errgroupApp is the directory of the example program written for errgroup.
+func errgroupApp(root string) string { return filepath.Join(root, "examples", "errgroupapp") }
+
+// copyApp copies the main.go of the directory from into a new module in a
+// temporary directory, requiring the modules given and this repository, and
+// runs go mod tidy there, as the module's author would have.
+func copyApp(t *testing.T, from, root string, require ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("testdata", name, "main.go"))
+	name := filepath.Base(from)
+	src, err := os.ReadFile(filepath.Join(from, "main.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

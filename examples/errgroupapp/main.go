@@ -1,5 +1,18 @@
-// Command errgroupapp is an errgroup program that the end-to-end test
-// migrates with wsgroupcheck -fix: it must build and print the same after.
+// Command errgroupapp is a program written for errgroup, as it is before a
+// migration: the migration checker's end-to-end test (cmd/wsgroupcheck)
+// copies it, migrates it with wsgroupcheck -fix, and checks that it builds
+// and prints the same after. To see the checker's report on it, from the
+// repository root (the checker is a module of its own, so it is built
+// first):
+//
+//	(cd cmd/wsgroupcheck && go build -o /tmp/wsgroupcheck .)
+//	/tmp/wsgroupcheck ./examples/errgroupapp
+//	go vet -vettool=/tmp/wsgroupcheck ./examples/errgroupapp
+//
+// It prints:
+//
+//	sum of squares: 328350
+//	check: item 7: bad item true
 package main
 
 import (

@@ -16,8 +16,9 @@ import (
 // closures).
 func BenchmarkForkJoinNode(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var sink int
+	var sink, nodes int
 	node := func(g workload.Group) {
+		nodes++
 		var x, y int
 		g.Go(func() error { x = 1; return nil })
 		g.Go(func() error { y = 2; return nil })
@@ -50,7 +51,7 @@ func BenchmarkForkJoinNode(b *testing.B) {
 			node(new(workload.InlineGroup))
 		}
 	})
-	if want := 3 * 2; sink%3 != 0 || sink < want {
-		b.Fatalf("nodes summed to %d", sink)
+	if sink != 3*nodes || nodes == 0 {
+		b.Fatalf("%d nodes summed to %d, want 3 each", nodes, sink)
 	}
 }

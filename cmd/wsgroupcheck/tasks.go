@@ -264,10 +264,7 @@ func (t *task) calls(pass *analysis.Pass, pkg, name string) bool {
 	found := false
 	ast.Inspect(t.lit.Body, func(n ast.Node) bool {
 		if call, ok := n.(*ast.CallExpr); ok && !found {
-			if fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func); ok && fn.Pkg() != nil &&
-				fn.Pkg().Path() == pkg && fn.Name() == name && fn.Signature().Recv() == nil {
-				found = true
-			}
+			_, found = pkgFunc(pass.TypesInfo, call, pkg, name)
 		}
 		return !found
 	})

@@ -70,20 +70,17 @@ func newProbeGroup(tasks int) *probeGroup {
 // goTask gives task id (body f, may be nil) to the group.
 func (pg *probeGroup) goTask(id int, f func()) {
 	pg.given++
+	pg.give(id, f)
+}
+
+// give gives task id (body f, may be nil) to the group, as goTask does,
+// from a goroutine that may call it at the same time as another one: it
+// leaves given to the program, which must set it before it waits.
+func (pg *probeGroup) give(id int, f func()) {
 	pg.g.Go(func() error {
 		if f != nil {
 			f()
 		}
-		pg.ran[id].Add(1)
-		return nil
-	})
-}
-
-// give gives task id to the group, as goTask does, from a goroutine that
-// may call it at the same time as another one: it leaves given to the
-// program, which must set it before it waits.
-func (pg *probeGroup) give(id int) {
-	pg.g.Go(func() error {
 		pg.ran[id].Add(1)
 		return nil
 	})
@@ -348,8 +345,8 @@ func schedPrograms() []schedProgram {
 		{name: "go-from-two", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
 			outer, shared := newProbeGroup(2), newProbeGroup(2)
 			track(outer, shared)
-			outer.goTask(0, func() { shared.give(0) })
-			outer.goTask(1, func() { shared.give(1) })
+			outer.goTask(0, func() { shared.give(0, nil) })
+			outer.goTask(1, func() { shared.give(1, nil) })
 			outer.wait(s, "group 0")
 			shared.given = 2
 			shared.wait(s, "group 1")

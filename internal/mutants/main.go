@@ -89,6 +89,10 @@ var (
 		[]string{"-run", "TestSparesReused", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	goexitOwn = check{"sched: a Goexit in a task that a helping Wait runs after another of its group's tasks",
 		[]string{"-run", "TestGoexitInNestedWaitEndsWaiter", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
+	// The stopper makes done true while the sleeper reads it; a lost
+	// wake-up is reported as soon as the sleeper blocks.
+	doneWhileReading = check{"sleep: done made true while a sleeper reads it, with no linger",
+		[]string{"-run", "TestDoneWhileWorkerReadsDone", "./internal/sleep"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
@@ -122,6 +126,16 @@ var mutants = []mutant{
 			{"\t\treturn Done\n\t}\n\tif testHookRegister != nil {", "\t\treturn Done\n\t}\n\tsl.asleep.Store(true)\n\tif testHookRegister != nil {"},
 		},
 		check: exploreSleep,
+	},
+	{
+		name: "sleep-asleep-after-done/plain",
+		bug:  "the same late asleep flag, in a plain test",
+		file: "internal/sleep/sleep.go",
+		edits: []edit{
+			{"\tsl.asleep.Store(true)\n\t// Under the lock", "\t// Under the lock"},
+			{"\t\treturn Done\n\t}\n\tif testHookRegister != nil {", "\t\treturn Done\n\t}\n\tsl.asleep.Store(true)\n\tif testHookRegister != nil {"},
+		},
+		check: doneWhileReading,
 	},
 	{
 		name:  "sched-local-push-no-wake",
@@ -173,6 +187,13 @@ var mutants = []mutant{
 			{"\tif h := testHookRelease.Load(); h != nil {", "\tempty := p.queued() == 0\n\tif h := testHookRelease.Load(); h != nil {"},
 			{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif empty {"},
 		},
+		check: noRescue,
+	},
+	{
+		name:  "sched-retire-look-injector-only",
+		bug:   "a retiring worker's last look reads only the injector, not the deques of the workers that stay",
+		file:  "internal/sched/pool.go",
+		edits: []edit{{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif p.inj.len() == 0 {"}},
 		check: noRescue,
 	},
 	{

@@ -177,7 +177,7 @@ func TestHandOffProgress(t *testing.T) {
 					begin := time.Now()
 					g.Go(func() error { close(ran); return nil })
 					<-ran
-					t.Logf("the queued task ran %v after it was queued (monitor period %v; %v while the CPUs are busy)", time.Since(begin), watchTick, busyWait)
+					t.Logf("the queued task ran %v after it was queued (monitor period %v; a worker that spins is handed on after %v with statuses read, %v on the fallback while the CPUs are busy)", time.Since(begin), watchTick, runWait, busyWait)
 					wantNil(t, "Wait()", g.Wait())
 				})
 			})
@@ -201,9 +201,15 @@ func isClosed(ch chan struct{}) bool {
 // counts of running goroutines.
 func TestHandOffGCStorm(t *testing.T) {
 	n := testkit.ScaleDown(100_000, 10_000)
-	// Up to the CPUs of the machines this runs on (2): with more Ps than
-	// CPUs, a worker whose thread the system does not run looks blocked.
-	for _, procs := range []int{1, 2} {
+	// Up to the CPUs of the machines this runs on (2) on the fallback:
+	// with more Ps than CPUs, a worker whose thread the system does not
+	// run looks blocked there. Not to a status read, which tells it from
+	// one blocked in its task (status.go).
+	procsList := []int{1, 2}
+	if statusOn() {
+		procsList = append(procsList, 4)
+	}
+	for _, procs := range procsList {
 		for _, from := range []string{"outside", "inside"} {
 			t.Run(fmt.Sprintf("procs=%d/%s", procs, from), func(t *testing.T) {
 				testkit.SetProcs(t, procs)
@@ -219,6 +225,7 @@ func TestHandOffGCStorm(t *testing.T) {
 					}()
 					var live maxGauge
 					s := startSampler(func() { live.observe(int64(global.live.Load())) })
+					blockedBefore := handedOff(handOffBlocked)
 					var g Group
 					var ran atomic.Int64
 					tiny := func() error {
@@ -235,6 +242,9 @@ func TestHandOffGCStorm(t *testing.T) {
 						t.Errorf("%d of %d tasks ran", got, n)
 					}
 					t.Logf("%d tiny tasks beside a GC storm: at most %d live workers", n, live.hi.Load())
+					if d := handedOff(handOffBlocked) - blockedBefore; d != 0 {
+						t.Errorf("%d workers waiting for the collector handed off as blocked, want none", d)
+					}
 					if hi, most := live.hi.Load(), int64(procs+2); hi > most {
 						t.Errorf("CPU-bound tasks beside a GC storm grew the pool to %d live workers, want ≤ GOMAXPROCS+2 = %d", hi, most)
 					}

@@ -49,8 +49,10 @@ func (in *injector) shard() *queue {
 	return &in.shards[(h>>32)&in.mask]
 }
 
-// push queues j on the calling goroutine's shard.
-func (in *injector) push(j job) { in.shard().push(j) }
+// push queues j on the calling goroutine's shard and returns the number
+// of tasks ever pushed there: a count of the caller's own posts, most of
+// the time, without a counter shared by all (see Pool.saturated).
+func (in *injector) push(j job) uint64 { return in.shard().push(j) }
 
 // unpushIf takes back the newest task of the calling goroutine's shard if
 // it belongs to g, and returns its function (nil otherwise).
@@ -217,8 +219,8 @@ func (q *queue) lockTail() uint64 {
 // producers' fields alike.
 func (q *queue) unlockTail(n uint64) { q.pub.Store(n * onePub) }
 
-// push appends t.
-func (q *queue) push(t job) {
+// push appends t and returns the number of tasks published, t included.
+func (q *queue) push(t job) uint64 {
 	p := q.lockTail()
 	if q.tail == nil {
 		q.lazyInit()
@@ -238,6 +240,7 @@ func (q *queue) push(t job) {
 	// Publish and unlock: the slot write above synchronizes before any
 	// consumer's load of pub that observes p+1.
 	q.unlockTail(p + 1)
+	return p + 1
 }
 
 // lazyInit makes the first block, shared by both ends. It runs under the

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"runtime"
+	stdatomic "sync/atomic"
 
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
@@ -63,6 +64,9 @@ type Pool struct {
 	watching   atomic.Bool // a watchdog runs; set under mu
 	dozing     atomic.Bool // it ticks slowly (see watchdog)
 	napping    atomic.Bool // it waits for its timer, and a kick would wake it
+	// checkedAt is the nanotime of the last round of status reads by a
+	// poster (Pool.checkStatuses): one round per blockedGap at most.
+	checkedAt stdatomic.Int64
 
 	// The garbage collector's completed cycles as the monitor last read
 	// them, and when it last saw the count move. Only the
@@ -138,14 +142,14 @@ func (p *Pool) surplus() bool { return p.live.Load() > p.capacity() }
 // inject queues t from a goroutine that is not a worker.
 func (p *Pool) inject(t job) {
 	postBegin()
-	p.inj.push(t)
+	n := p.inj.push(t)
 	// After the push: the sleep protocol needs this order (package sleep).
 	c := p.sleep.Post()
 	if c.Sleeping() > 0 {
 		// Only now is it worth reading the consumers' side of the queue.
 		p.sleep.Wake(c, 1, p.inj.len() <= 1)
 	}
-	p.maybeSpawn(c)
+	p.maybeSpawn(c, uint32(n))
 	postEnd()
 }
 
@@ -159,19 +163,21 @@ func (p *Pool) inject(t job) {
 // read of the counters saw it inactive, its look at the queues comes after
 // our push and finds the task; otherwise our read of live (below) comes
 // after it gave up its slot, so we see room and start a worker.
-func (p *Pool) maybeSpawn(c sleep.Counters) {
+//
+// n is the poster's own count of posts, for Pool.saturated.
+func (p *Pool) maybeSpawn(c sleep.Counters, n uint32) {
 	if c.Inactive() == 0 {
-		p.spawnOrWatch()
+		p.spawnOrWatch(n)
 	}
 }
 
 // spawnOrWatch is maybeSpawn once no worker is idle; maybeSpawn itself is
 // small enough to be inlined into every post.
-func (p *Pool) spawnOrWatch() {
+func (p *Pool) spawnOrWatch(n uint32) {
 	// spawn may still refuse: another poster took the last place, or
 	// GOMAXPROCS went down since size was sampled.
 	if p.live.Load() >= p.capacity() || !p.spawn() {
-		p.watch() // saturated: see watchdog.go
+		p.saturated(n) // see status.go and watchdog.go
 	}
 }
 
@@ -347,7 +353,7 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	}
 	p.mu.Unlock()
 	// At capacity, and every live worker busy: they may all be blocked.
-	p.watch()
+	p.saturated(0)
 	return true
 }
 

@@ -2,6 +2,8 @@
 
 package sched
 
+import "github.com/go-steal/steal/internal/gstatus"
+
 // submitPolls: see params.go. Under the interleaving explorer it is a
 // variable, so that a test can cut the polls to the steps that matter.
 const submitPolls = defaultSubmitPolls
@@ -19,3 +21,9 @@ func postEnd()   {}
 // startWatchdog starts p's watchdog goroutine. Under the interleaving
 // explorer a controlled goroutine starts none (probe_explore.go).
 func startWatchdog(p *Pool) { go p.watchdog() }
+
+// statusOn reports whether the scheduler reads its workers' goroutine
+// statuses (status.go). Under the interleaving explorer it never does
+// (probe_explore.go): a status is the real runtime's, which no schedule
+// can replay.
+func statusOn() bool { return gstatus.On() }

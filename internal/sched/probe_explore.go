@@ -30,3 +30,6 @@ func startWatchdog(p *Pool) {
 	}
 	go p.watchdog()
 }
+
+// statusOn: see probe.go.
+func statusOn() bool { return false }

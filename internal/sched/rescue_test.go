@@ -139,3 +139,54 @@ func TestNoRescueRetireLastLook(t *testing.T) {
 		})
 	}
 }
+
+// TestNoRescueRetireLastLookDeque: the last look of a retiring worker must
+// cover the deques of the workers that stay, not only the injector. A task
+// T, on worker B, forks a no-op task that starts a second worker A; A runs
+// it, lingers and retires. While A has given up its slot but still counts
+// as idle (the hook in release), T pushes a task U onto B's own deque, then
+// blocks on a channel until U has run. The push sees A idle, so it wakes
+// nobody and starts no worker; B is blocked, and no other worker is left
+// to steal. U is in a deque, not the injector: only A's last look over the
+// deques can find it, and A must then keep its slot and run it.
+func TestNoRescueRetireLastLookDeque(t *testing.T) {
+	for _, procs := range []int{2, 4} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			withRescueOff(t, procs, true, func() {
+				var g Group
+				retiring := make(chan struct{}) // A is in release, still idle
+				pushed := make(chan struct{})   // U is in B's deque, announced
+				done := make(chan struct{})     // U ran
+				var fired atomic.Bool
+				var a, ranOn atomic.Pointer[worker]
+				hook := func(w *worker, live int32) {
+					// live is 1 when A leaves: only B, blocked in T, is left.
+					if live == 1 && fired.CompareAndSwap(false, true) {
+						a.Store(w)
+						close(retiring)
+						<-pushed
+					}
+				}
+				testHookRelease.Store(&hook)
+				g.Go(func() error { // T
+					g.Go(func() error { return nil }) // no worker is idle: starts A
+					<-retiring
+					g.Go(func() error { // U, onto B's deque
+						ranOn.Store(current())
+						close(done)
+						return nil
+					})
+					close(pushed)
+					<-done // blocks B: A must take U
+					return nil
+				})
+				// Not g.Wait yet: an outside Wait would steal U itself.
+				<-done
+				wantNil(t, "Wait()", g.Wait())
+				if ranOn.Load() != a.Load() {
+					t.Errorf("U ran in slot %p, not in the slot %p that the retiring worker took back", ranOn.Load(), a.Load())
+				}
+			})
+		})
+	}
+}

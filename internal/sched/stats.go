@@ -3,6 +3,7 @@ package sched
 import (
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/gid"
+	stdatomic "sync/atomic"
 )
 
 // Statistics: monotone counts of what a pool did, read by ReadStats.
@@ -197,7 +198,18 @@ type poolCounts struct {
 	// or the watchdog (spawnExtra) allow. Added to by startLocked, under
 	// mu, with started.
 	compensations atomic.Uint64
+	// handedOff counts the workers the monitor or a poster detached while
+	// they were in a task: [handOffBlocked] those whose goroutine's status
+	// read blocked (status.go), [handOffStuck] those only seen stuck (on
+	// the fallback, or running for long). For tests; not in Stats.
+	handedOff [2]stdatomic.Uint64
 }
+
+// The kinds of hand-off, indexes of poolCounts.handedOff.
+const (
+	handOffBlocked = iota
+	handOffStuck
+)
 
 // countSpawn counts a worker that startLocked is about to start, under mu,
 // before occupy.

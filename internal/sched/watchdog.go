@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"time"
+
+	"github.com/go-steal/steal/internal/gstatus"
 )
 
 // The watchdog is the pool's monitor: it keeps the pool from starving.
@@ -15,28 +17,39 @@ import (
 // programs that are correct under errgroup would stall.
 //
 // The monitor watches each worker's progress, as the Go runtime's sysmon
-// watches each P's: a worker publishes the number of tasks it has started
-// (worker.seq, one store per task), and the monitor compares it between
-// samples. A worker whose number has not moved for one sample period while
-// tasks wait for a worker (some are queued and no worker is idle) is stuck
-// in one task, blocked or running long, and the monitor detaches it
-// (detach.go): it no longer counts against GOMAXPROCS, another worker (a
-// parked spare, or a new goroutine) starts in its place at once, and its
-// deque goes to the injector. When its task returns, the worker goes on
-// taking queued tasks one at a time, detached, as an errgroup goroutine
-// would run them, and leaves its slot (to park as a spare) when it finds
-// none; a worker detached inside a nested task (a Wait on its stack)
-// reattaches instead, and the pool, above its capacity, shrinks back.
+// watches each P's: a worker publishes where it is (worker.seq, one store
+// when a task starts and one when it ends), and the monitor compares it
+// between samples. A worker whose seq has not moved for one sample period
+// while tasks wait for a worker (some are queued and no worker is idle) is
+// stuck in one task, blocked or running long. Which of the two it is, the
+// monitor learns from the worker goroutine's own status where the runtime
+// lets it read that (status.go): a worker blocked in the task (a channel,
+// a sleep, a lock, I/O, a long system call) is detached at once
+// (handOffKnown); one that runs or waits for a CPU only after runWait
+// with no attached worker moving; one that waits for the garbage
+// collector, never. Detached
+// (detach.go), a worker no longer counts against GOMAXPROCS, another
+// worker (a parked spare, or a new goroutine) starts in its place at once,
+// and its deque goes to the injector. When its task returns, the worker
+// goes on taking queued tasks one at a time, detached, as an errgroup
+// goroutine would run them, and leaves its slot (to park as a spare) when
+// it finds none; a worker detached inside a nested task (a Wait on its
+// stack) reattaches instead, and the pool, above its capacity, shrinks
+// back. Posters that find the pool saturated read the statuses too
+// (Pool.saturated), so a blocked worker is handed on even while the
+// monitor waits for a CPU.
 //
 // This is what the progress guarantee rests on: a task queued behind a
-// worker that is blocked or stuck waits about one sample period for
-// another worker (longer under the throttles below). It depends on no
-// global sample, only on the monitor's own ticks, which come late when
-// every P runs a goroutine that does not block (the monitor needs a P like
-// any goroutine). CPU-bound tasks start one after another, so their
-// workers' numbers move and the pool does not grow past GOMAXPROCS.
+// worker that is blocked waits about one sample period for another worker
+// (longer on the fallback below, and behind a worker that runs). It
+// depends on no global sample, only on the monitor's own ticks (which come
+// late when every P runs a goroutine that does not block: the monitor
+// needs a P like any goroutine) and on the posts. CPU-bound tasks start
+// one after another, so their workers' numbers move and the pool does not
+// grow past GOMAXPROCS.
 //
-// Three refinements use more than the per-worker samples:
+// Where statuses cannot be read, the fallback knows only that a worker is
+// stuck, and three refinements use more than the per-worker samples:
 //
 //   - Throttle: a task that runs long on a CPU is stuck too, and so is one
 //     whose goroutine waits for a CPU (or whose thread waits for one, when
@@ -58,6 +71,8 @@ import (
 //     take, as errgroup would have started a goroutine for each. Those that
 //     block are detached at the next sample; the others find the pool
 //     above capacity and leave. Not while collections may be marking.
+//     (With statuses read, the ramp follows a tick that found every
+//     attached worker blocked.)
 //
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
@@ -222,6 +237,12 @@ func (p *Pool) watchdog() {
 		if stuck == 0 {
 			continue
 		}
+		if statusOn() {
+			p.handOffKnown(active, gen, now, stuck)
+			continue
+		}
+		// The fallback: no statuses, only the sequence numbers, and the
+		// throttles below.
 		if cpuBusy && stuck < len(active) {
 			// The CPUs are busy and some worker is making progress: it
 			// takes the queued tasks in turn. (The one that seems stuck
@@ -240,6 +261,7 @@ func (p *Pool) watchdog() {
 			}
 			if p.detach(w, detachMonitor, w.monSeq) {
 				detached++
+				p.counts.handedOff[handOffStuck].Add(1)
 			}
 		}
 		if detached == 0 {
@@ -250,6 +272,49 @@ func (p *Pool) watchdog() {
 			// The ramp (see above).
 			p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
 		}
+	}
+}
+
+// handOffKnown is a tick's hand-off when the workers' statuses are read
+// (status.go): it detaches every worker of active that counts as blocked,
+// at once, and one that has stood still for runWait in a task in which it
+// runs (or waits for a CPU) only while no attached worker moves (stuck ==
+// len(active)): a long CPU-bound task is the Go scheduler's to time-slice,
+// but one that spins until a queued task has run must not hold its slot
+// for ever. One that waits for the collector, never. When every attached worker is
+// blocked, it ramps up as the fallback does (spawnExtra): no CPU is busy
+// with these tasks, and errgroup would have run each queued task on a
+// goroutine of its own.
+func (p *Pool) handOffKnown(active []*worker, gen uint64, now int64, stuck int) {
+	blocked, detached := 0, 0
+	for _, w := range active {
+		if w.monGen != gen || w.monSince == now {
+			continue // moved since the last tick
+		}
+		s, st, ok := w.blockedFor(now)
+		switch {
+		case ok:
+			blocked++
+		case (st == gstatus.Running || st == gstatus.Runnable) && stuck == len(active) && now-w.monSince >= int64(runWait):
+			// In a task, on a CPU or waiting for one, for long.
+		default:
+			continue
+		}
+		if p.detach(w, detachMonitor, s) {
+			detached++
+			kind := handOffStuck
+			if ok {
+				kind = handOffBlocked
+			}
+			p.counts.handedOff[kind].Add(1)
+		}
+	}
+	if detached == 0 {
+		return
+	}
+	p.spawnUpTo(detached)
+	if blocked == len(active) {
+		p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
 	}
 }
 

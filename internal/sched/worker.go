@@ -1,9 +1,12 @@
 package sched
 
 import (
+	stdatomic "sync/atomic"
+
 	"github.com/go-steal/steal/internal/deque"
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
+	"github.com/go-steal/steal/internal/gstatus"
 	"github.com/go-steal/steal/internal/sleep"
 )
 
@@ -22,14 +25,29 @@ type worker struct {
 	// occupied is guarded by pool.mu.
 	occupied bool
 
-	// seq is the number of tasks started in this slot, published for the
-	// monitor (watchdog.go): one store per task, from started, the
-	// occupant's own copy. detachedBy holds the reasons the slot is
-	// detached (detach.go); written under pool.mu, loaded by the
-	// occupant without it.
+	// seq tells the monitor and the posters (watchdog.go, status.go)
+	// where the occupant is: twice the number of tasks started in this
+	// slot (started, the occupant's own copy), plus one while a task runs
+	// on the goroutine. Stored by the occupant when a task starts and when
+	// it ends (execute, endTask), so it changes with every task, and an
+	// even value means the worker is in the scheduler's own code, between
+	// tasks, where it never counts as blocked. detachedBy holds the
+	// reasons the slot is detached (detach.go); written under pool.mu,
+	// loaded by the occupant without it.
 	seq        atomic.Uint32
 	started    uint32
 	detachedBy atomic.Uint32
+
+	// The occupant goroutine's status handle (status.go), stored when it
+	// takes the slot; nil while statuses are not read.
+	handle stdatomic.Pointer[gstatus.Handle]
+	// seen is the mark of the last read that found the occupant blocked
+	// in a task (see worker.blockedFor), shared by the monitor and the
+	// posters: seq<<32 | the time of that read. 0: none.
+	seen stdatomic.Uint64
+	// posts counts the saturated posts of this worker's pushes: every
+	// checkEvery-th reads the workers' statuses (Pool.saturated).
+	posts uint32
 
 	// The monitor's marks (watchdog.go), written and read by the monitor
 	// goroutine alone: seq as it last sampled it, in which sample, and
@@ -65,8 +83,9 @@ type worker struct {
 // spare (spare.go) for another slot, until its spare linger passes.
 func (w *worker) run(idle sleep.Idle) {
 	p := w.pool
+	self := selfHandle()
 	var sp *spare
-	for w.serve(idle) {
+	for w.serve(idle, self) {
 		if sp == nil {
 			sp = &spare{park: xsync.NewParker()}
 		}
@@ -79,8 +98,9 @@ func (w *worker) run(idle sleep.Idle) {
 // serve runs tasks in slot w until the goroutine gives the slot up, when
 // it reports true, or until a task ended it with runtime.Goexit, after
 // which it does not return.
-func (w *worker) serve(idle sleep.Idle) (released bool) {
+func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 	workers.Register(w)
+	w.handle.Store(self)
 	w.looking = true
 	defer func() {
 		// Not after release: the slot may belong to a new goroutine by
@@ -171,7 +191,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 		return // an idle worker will find what is left
 	}
 	if p.live.Load() >= p.capacity() {
-		p.watch() // saturated, or about to be: see watchdog.go
+		p.saturated(0) // saturated, or about to be: see status.go
 		return
 	}
 	// Tasks left behind may be anywhere: each worker that took a batch from
@@ -182,7 +202,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 		// sampled: then the pool is saturated after all, and only the
 		// watchdog can tell whether these tasks' workers are blocked.
 		if !p.spawn() {
-			p.watch()
+			p.saturated(0)
 		}
 	}
 }
@@ -364,7 +384,7 @@ func (w *worker) execute(t *task, own *int64) {
 	f, g, injected := t.f, t.g.Load(), t.injected
 	w.freeTask(t)
 	w.started++
-	w.seq.Store(w.started) // progress, for the monitor
+	w.seq.Store(w.started<<1 | 1) // in a task: see worker.seq
 	if g != w.cur {
 		// Before running a task of another group, which may run long or
 		// block, settle the completions of the previous group, whose Wait
@@ -374,6 +394,7 @@ func (w *worker) execute(t *task, own *int64) {
 	}
 	if g.skips() {
 		g.drop(w, injected)
+		w.endTask()
 		return
 	}
 	// Whether the task took a running slot is remembered with the task,
@@ -382,12 +403,29 @@ func (w *worker) execute(t *task, own *int64) {
 	admitted := false
 	if g.limit > 0 {
 		if !g.startRunning(w, f) {
+			w.endTask()
 			return // parked: the group is at its limit (see Group.startRunning)
 		}
 		admitted = true
 	}
 	w.call(f, g, admitted)
+	w.endTask()
 	w.afterTask(g, admitted, injected, own)
+}
+
+// endTask tells the monitor and the posters that the task execute started
+// has ended (see worker.seq): the worker is back in the scheduler's code,
+// unless a task below it on the goroutine (one whose Wait or Go ran this
+// one) goes on. Before afterTask, which may take locks and wake waiters.
+// A task that ends the goroutine with runtime.Goexit does not come back
+// here: the statuses of its dead goroutine read as unknown, and its
+// replacement stores its own handle.
+func (w *worker) endTask() {
+	in := uint32(0)
+	if w.depth > 0 {
+		in = 1
+	}
+	w.seq.Store(w.started<<1 | in)
 }
 
 // afterTask accounts for the end of a task of g that ran on w; admitted
@@ -454,7 +492,8 @@ func (w *worker) pushLocal(f func() error, g *Group) {
 	w.dq.Push(w.newTask(f, g, false))
 	// After the push (package sleep): wake a sleeper if one should steal.
 	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
-	w.pool.maybeSpawn(c)
+	w.posts++
+	w.pool.maybeSpawn(c, w.posts)
 	w.pushed()
 	postEnd()
 }
@@ -472,8 +511,9 @@ func (w *worker) block() {
 	}
 	// Tasks may also be queued later, by workers that are not blocked, with
 	// no spawn to follow if those block too: the monitor tops the pool up
-	// to capacity while it is saturated.
-	p.watch()
+	// to capacity while it is saturated. The workers left may be blocked
+	// already: read their statuses now (status.go).
+	p.saturated(0)
 }
 
 // unblock ends block. Workers above capacity retire when next idle.

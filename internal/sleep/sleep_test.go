@@ -245,6 +245,10 @@ type rig struct {
 	armed   atomic.Bool
 	acted   atomic.Bool // the action returned
 	helpers sync.WaitGroup
+
+	// doneFn, when set, is the worker's done condition instead of
+	// done.Load.
+	doneFn func() bool
 }
 
 func newRig(workers int) *rig {
@@ -348,6 +352,10 @@ type spell struct {
 // spell is the worker's real idle loop, run until it finds a job, or
 // NoWorkFound reports Done or Lingered.
 func (r *rig) spell(linger time.Duration) spell {
+	done := r.done.Load
+	if r.doneFn != nil {
+		done = r.doneFn
+	}
 	idle := r.s.StartLooking(0)
 	for {
 		if take(&r.inj) || take(&r.deq1) {
@@ -355,7 +363,7 @@ func (r *rig) spell(linger time.Duration) spell {
 			r.ran.Add(1)
 			return spell{out: Search}
 		}
-		if out := r.s.NoWorkFound(&idle, r.done.Load, r.injected, linger); out != Search {
+		if out := r.s.NoWorkFound(&idle, done, r.injected, linger); out != Search {
 			c := r.s.Load()
 			r.s.StopLooking(&idle)
 			return spell{out: out, c: c}
@@ -571,6 +579,80 @@ func testDoneAt(t *testing.T, w window, n int) {
 		if woke.Load() != asleep || r.blocked.Load() != asleep {
 			t.Fatalf("iteration %d: WakeWorker reported %v, worker blocked %v; want %v for done at %v",
 				i, woke.Load(), r.blocked.Load(), asleep, w)
+		}
+		if c := r.s.Load(); c.Inactive() != 0 || c.Sleeping() != 0 || r.s.tokens(0) != 0 {
+			t.Fatalf("iteration %d: counters %v, %d tokens", i, c, r.s.tokens(0))
+		}
+	}
+}
+
+// TestDoneWhileWorkerReadsDone makes the done condition true while the
+// worker reads it under its sleep lock, once it has read false: between
+// that read and the registration no hook window falls, so testDoneAt does
+// not reach this point. The stopper stores done and calls WakeWorker on a
+// goroutine of its own, and the worker's done returns false only after the
+// stopper has returned or waits for the sleep lock in wake. The worker
+// published its asleep flag before it read done, so the stopper's load of
+// the flag sees it about to sleep, waits for the lock and wakes it once it
+// has blocked. A worker that published the flag only after its read is
+// skipped by the stopper (WakeWorker returns false at once) and, with no
+// linger, sleeps for ever with done true: the lost wake-up that lost
+// reports.
+func TestDoneWhileWorkerReadsDone(t *testing.T) {
+	n := iterations(2000)
+	r := newRig(1)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	var woke, stop atomic.Bool
+	r.doneFn = func() bool {
+		d := r.done.Load()
+		if d || !stop.CompareAndSwap(true, false) {
+			return d
+		}
+		r.helpers.Add(1)
+		go func() {
+			defer r.helpers.Done()
+			r.done.Store(true)
+			woke.Store(r.s.WakeWorker(0))
+			r.acted.Store(true)
+		}()
+		// Under the sleep lock, which a stopper that saw the worker
+		// asleep waits for: stop waiting once it does.
+		for !r.acted.Load() && !r.wakeLock.Load() {
+			runtime.Gosched()
+		}
+		return d
+	}
+	lost := func() string {
+		if !r.acted.Load() {
+			return ""
+		}
+		if b, ok := r.s.blockedNow(0); ok && b {
+			return fmt.Sprintf("the worker sleeps although done is true and WakeWorker returned %v", woke.Load())
+		}
+		return ""
+	}
+	setHooks(t, r.hook) // records the registration, the block and the waker at the lock; no action
+	for i := range n {
+		r.done.Store(false)
+		woke.Store(false)
+		r.arm()
+		stop.Store(true)
+		sp, ok := r.run(t, tick, 0, lost)
+		if !ok {
+			return
+		}
+		if stop.Load() {
+			t.Fatalf("iteration %d: the worker never read done", i)
+		}
+		if sp.out != Done {
+			t.Fatalf("iteration %d: spell ended with %v, want Done", i, sp.out)
+		}
+		// It read done false, so it went on to sleep, and the stopper woke
+		// it: then its next read of done stopped it.
+		if !woke.Load() || !r.registered.Load() || !r.blocked.Load() {
+			t.Fatalf("iteration %d: WakeWorker reported %v, worker registered %v, blocked %v; want all true",
+				i, woke.Load(), r.registered.Load(), r.blocked.Load())
 		}
 		if c := r.s.Load(); c.Inactive() != 0 || c.Sleeping() != 0 || r.s.tokens(0) != 0 {
 			t.Fatalf("iteration %d: counters %v, %d tokens", i, c, r.s.tokens(0))

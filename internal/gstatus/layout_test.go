@@ -1,0 +1,110 @@
+//go:build go1.26 && !go1.27 && linux && (amd64 || arm64)
+
+package gstatus
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestLayoutMatchesDWARF builds a small program with the go command that
+// runs this test, and checks goLayout and gBound against the debug
+// information its linker wrote for runtime.g.
+func TestLayoutMatchesDWARF(t *testing.T) {
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	dir := t.TempDir()
+	env := append(os.Environ(), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0", "GOFLAGS=", "GOTOOLCHAIN=local")
+	version, err := exec.Command(gocmd, "env", "GOVERSION").Output()
+	if err != nil {
+		t.Skipf("go env GOVERSION: %v", err)
+	}
+	if v := strings.TrimSpace(string(version)); v != runtime.Version() {
+		t.Skipf("the go command is %s, this test binary was built by %s", v, runtime.Version())
+	}
+	files := map[string]string{
+		"go.mod":  "module probe\n\ngo 1.26\n",
+		"main.go": "package main\n\nfunc main() { go func() {}() }\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "probe")
+	build := exec.Command(gocmd, "build", "-o", bin, ".")
+	build.Dir, build.Env = dir, env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := findStruct(t, d, "runtime.g")
+	if g.ByteSize < gBound {
+		t.Errorf("runtime.g is %d bytes, gBound is %d", g.ByteSize, gBound)
+	}
+	want := map[string]struct{ offset, size int64 }{
+		"atomicstatus": {statusOffset, 4},
+		"goid":         {goidOffset, 8},
+		"waitreason":   {reasonOffset, 1},
+	}
+	seen := 0
+	for _, fld := range g.Field {
+		w, ok := want[fld.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		if fld.ByteOffset != w.offset || fld.Type.Size() != w.size {
+			t.Errorf("runtime.g.%s: offset %d, size %d; this package assumes offset %d, size %d",
+				fld.Name, fld.ByteOffset, fld.Type.Size(), w.offset, w.size)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("found %d of the fields %v in runtime.g", seen, want)
+	}
+	if goLayout != (layout{statusOffset, goidOffset, reasonOffset}) {
+		t.Errorf("goLayout = %+v, not the offsets checked", goLayout)
+	}
+}
+
+// findStruct returns the struct type named name in d.
+func findStruct(t *testing.T, d *dwarf.Data, name string) *dwarf.StructType {
+	t.Helper()
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			t.Fatalf("no %s in the debug information", name)
+		}
+		if e.Tag == dwarf.TagStructType && e.Val(dwarf.AttrName) == name {
+			typ, err := d.Type(e.Offset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return typ.(*dwarf.StructType)
+		}
+		if e.Tag != dwarf.TagCompileUnit {
+			r.SkipChildren()
+		}
+	}
+}

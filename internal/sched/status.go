@@ -1,0 +1,168 @@
+package sched
+
+import (
+	"time"
+
+	"github.com/go-steal/steal/internal/gstatus"
+)
+
+// Known blocking: where the Go runtime allows it (package gstatus proves
+// the layout at start-up), the monitor and the posters read each worker
+// goroutine's own scheduling status, as the runtime's sysmon reads it, and
+// hand on at once the slot of a worker whose goroutine is blocked in a
+// task: waiting on a channel, a select, a sleep, a lock of package sync,
+// network I/O, or in a system call. A worker that runs, waits for a CPU,
+// or waits for the garbage collector (an assist, a cycle's start) is never
+// taken for blocked; nor is one between tasks or in the scheduler's own
+// code (an even seq: see worker.seq), where it may wait on a lock of ours
+// for a moment.
+//
+// The rule (worker.blockedFor): a worker counts as blocked when two reads,
+// at least blockedGap apart (syscallGap for a system call), both found it
+// blocked in the same task, its seq unchanged. One read is not enough: a
+// task that waits often and briefly (a lock taken in a loop, a stream of
+// small writes) reads blocked part of the time, and a worker may wait on a
+// lock of ours for a moment inside a Go or a Wait. The reads are made by
+// the monitor on each tick (watchdog.go), and by posters that find the
+// pool saturated (Pool.saturated), so that detection does not wait for
+// the monitor to get a CPU beside busy goroutines. Both share the marks
+// (worker.seen): whichever reads second with the gap behind it hands off.
+//
+// A worker that runs (or waits for a CPU) in one task while tasks wait is
+// the Go scheduler's to time-slice; the monitor hands it on only after
+// runWait with no attached worker moving (see watchdog.go), which bounds
+// the wait of a task queued behind one that spins forever on something
+// only that task would do. One that waits for the collector is never
+// handed on: the collection ends.
+//
+// Where statuses cannot be read (gstatus.On is false: an untested Go
+// release or architecture, a layout the start-up check rejected, or
+// STEAL_GSTATUS=off), the monitor falls back to the task sequence numbers
+// and its throttles (watchdog.go).
+
+const (
+	// blockedGap: the least time between two reads that find a worker
+	// blocked in one task for it to count as blocked.
+	blockedGap = 50 * time.Microsecond
+	// syscallGap is blockedGap for a worker in a system call: a stream of
+	// short calls reads "in a system call" most of the time, so only a
+	// call that is still in progress over a longer span counts (the
+	// runtime's sysmon retakes such a processor after 20 µs to 10 ms).
+	syscallGap = time.Millisecond
+	// runWait: how long a worker must have run (or waited for a CPU) in
+	// one task, with no attached worker starting a task meanwhile, before
+	// the monitor hands it on (handOffKnown). Several of the Go
+	// scheduler's time slices (10 ms): a worker that only waits for a CPU
+	// gets one back within that, unless the machine is overloaded.
+	runWait = 100 * time.Millisecond
+	// checkEvery: a poster that finds the pool saturated reads the
+	// workers' statuses on one saturated post in checkEvery (counted per
+	// worker, or per injector shard, without a shared counter); the
+	// check itself then reads the clock and makes at most one round of
+	// reads per blockedGap for the whole pool. A power of two.
+	checkEvery = 16
+)
+
+// selfHandle returns the calling goroutine's status handle, or nil when
+// statuses are not read. A worker goroutine takes it once, when it starts,
+// and stores it in every slot it occupies (worker.serve).
+func selfHandle() *gstatus.Handle {
+	if !statusOn() {
+		return nil
+	}
+	h := gstatus.Self()
+	return &h
+}
+
+// blockedFor reads w's occupant's status at now and reports whether it
+// counts as blocked (see above), with the seq it read: the hand-off must
+// find the worker still in that task (Pool.detach). Any goroutine may
+// call it.
+//
+// st is what the read found; Unknown when the worker is between tasks
+// (seq even), moved on during the read, or has no handle.
+func (w *worker) blockedFor(now int64) (seq uint32, st gstatus.Status, blocked bool) {
+	h := w.handle.Load()
+	if h == nil {
+		return 0, gstatus.Unknown, false
+	}
+	// seq first: a status read while the worker is between tasks (even)
+	// says nothing about a task. Then seq again, after the status: if it
+	// moved, the status may belong to another task, or to our own code.
+	s := w.seq.Load()
+	if s&1 == 0 {
+		return 0, gstatus.Unknown, false
+	}
+	st = h.Read()
+	if w.seq.Load() != s {
+		return 0, gstatus.Unknown, false
+	}
+	var gap time.Duration
+	switch st {
+	case gstatus.Blocked:
+		gap = blockedGap
+	case gstatus.Syscall:
+		gap = syscallGap
+	default:
+		// Running, runnable, waiting for the collector, or gone: forget
+		// an earlier sighting, which this read contradicts.
+		if w.seen.Load() != 0 {
+			w.seen.Store(0)
+		}
+		return s, st, false
+	}
+	// The mark: seq in the high half, the read's time in the low half in
+	// units of 1,024 ns, which wraps after about 73 minutes; the
+	// difference of two such times is exact within that. s is odd, so a
+	// mark is never 0.
+	t := uint32(now >> 10)
+	m := w.seen.Load()
+	if uint32(m>>32) != s {
+		w.seen.Store(uint64(s)<<32 | uint64(t))
+		return s, st, false
+	}
+	return s, st, time.Duration(t-uint32(m))<<10 >= gap
+}
+
+// saturated is called by a poster that found the pool saturated: no
+// worker idle and no room to start one. n is the poster's own count of
+// such posts (the injector shard's, or the worker's): one in checkEvery
+// reads the workers' statuses (checkStatuses). Then it makes sure the
+// monitor runs (watch).
+func (p *Pool) saturated(n uint32) {
+	if n%checkEvery == 0 {
+		p.checkStatuses()
+	}
+	p.watch()
+}
+
+// checkStatuses reads the status of every attached worker, at most once
+// per blockedGap for the whole pool, and hands on the slots of those that
+// count as blocked (see above): another worker, a parked spare if there is
+// one, starts at once. O(GOMAXPROCS): only the scan set is read.
+func (p *Pool) checkStatuses() {
+	if !statusOn() {
+		return
+	}
+	now := nanotime()
+	last := p.checkedAt.Load()
+	if now-last < int64(blockedGap) || !p.checkedAt.CompareAndSwap(last, now) {
+		return
+	}
+	if n := p.handOffBlocked(p.scanned(), now); n > 0 {
+		p.spawnUpTo(n)
+	}
+}
+
+// handOffBlocked detaches (detach.go) the workers of active that count as
+// blocked at now, and returns how many it detached.
+func (p *Pool) handOffBlocked(active []*worker, now int64) int {
+	n := 0
+	for _, w := range active {
+		if s, _, ok := w.blockedFor(now); ok && p.detach(w, detachMonitor, s) {
+			n++
+		}
+	}
+	p.counts.handedOff[handOffBlocked].Add(uint64(n))
+	return n
+}

@@ -1,0 +1,203 @@
+package sched
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-steal/steal/internal/gstatus"
+	"github.com/go-steal/steal/internal/testkit"
+)
+
+// Known blocking (status.go): where the workers' goroutine statuses are
+// read, a worker blocked in a task is handed on by whoever reads its
+// status next, and a worker that is not blocked (CPU-bound, descheduled,
+// waiting for the collector) never counts as blocked.
+
+// needStatus skips a test of the status reads in a build or process where
+// they are off (another Go release or architecture, or STEAL_GSTATUS=off):
+// the fallback is tested by the rest of the suite there.
+func needStatus(t *testing.T) {
+	t.Helper()
+	if !statusOn() {
+		t.Skip("this build does not read goroutine statuses (package gstatus is off)")
+	}
+}
+
+// handedOff returns the pool's count of hand-offs of kind.
+func handedOff(kind int) uint64 { return global.counts.handedOff[kind].Load() }
+
+// TestStatusPosterHandsOff: with the monitor switched off, every worker is
+// blocked in a task (each way of blocking of TestHandOffBlocked), and the
+// task that would release them is queued behind them, from outside or on
+// the deque of a worker that then blocks. Only the posters' status reads
+// can hand a slot on: the test goroutine keeps posting empty tasks (of
+// another group) from outside until the releasing task has run, and that
+// task checks that a worker was detached as blocked.
+func TestStatusPosterHandsOff(t *testing.T) {
+	needStatus(t)
+	for _, b := range statusBlockers() {
+		for _, procs := range []int{1, 2, 4} {
+			for _, from := range []string{"outside", "inside"} {
+				t.Run(fmt.Sprintf("%s/procs=%d/%s", b.name, procs, from), func(t *testing.T) {
+					withRescueOff(t, procs, true, func() {
+						block, release := b.make(t, procs)
+						var started atomic.Int32
+						var g Group
+						blockTask := func() error { started.Add(1); block(); return nil }
+						before := handedOff(handOffBlocked)
+						released := make(chan uint64, 1)
+						releaseTask := func() error {
+							released <- handedOff(handOffBlocked) - before
+							release()
+							return nil
+						}
+						for range procs - 1 {
+							g.Go(blockTask)
+						}
+						testkit.WaitUntil(t, "the blocking tasks started", func() bool { return started.Load() == int32(procs-1) })
+						switch from {
+						case "outside":
+							g.Go(blockTask)
+							testkit.WaitUntil(t, "every worker blocked", func() bool { return started.Load() == int32(procs) })
+							g.Go(releaseTask)
+						case "inside":
+							g.Go(func() error {
+								var m Group
+								m.Go(releaseTask) // onto this worker's deque
+								if err := blockTask(); err != nil {
+									return err
+								}
+								return m.Wait()
+							})
+						}
+						var other Group
+						posts := 0
+						var n uint64
+					post:
+						for {
+							select {
+							case n = <-released:
+								break post
+							default:
+								// One post at a time: a stream that keeps
+								// the injector full would starve a task
+								// left in an attached worker's deque, which
+								// workers steal only when the injector is
+								// empty.
+								other.Go(func() error { return nil })
+								posts++
+								runtime.Gosched()
+							}
+						}
+						if n == 0 {
+							t.Errorf("the releasing task ran with no worker handed off as blocked")
+						}
+						wantNil(t, "Wait()", g.Wait())
+						wantNil(t, "Wait()", other.Wait())
+						t.Logf("%d posts until the releasing task ran", posts)
+					})
+				})
+			}
+		}
+	}
+}
+
+// statusBlockers are blockers with the pipes replaced by one pipe per
+// blocked task: readers of one file wait for its read lock, a runtime
+// semaphore that the collector uses too, which therefore never counts as
+// blocked (only the monitor's long bound hands such a worker on).
+func statusBlockers() []blocker {
+	var bs []blocker
+	for _, b := range blockers {
+		switch b.name {
+		case "pipe", "syscall":
+			blocking := b.name == "syscall"
+			b.make = func(t *testing.T, n int) (func(), func()) {
+				blocks, releases := make([]func(), n), make([]func(), n)
+				for i := range n {
+					blocks[i], releases[i] = pipeBlocker(t, 1, blocking)
+				}
+				var next atomic.Int32
+				return func() { blocks[next.Add(1)-1]() }, func() {
+					for _, r := range releases {
+						r()
+					}
+				}
+			}
+		}
+		bs = append(bs, b)
+	}
+	return bs
+}
+
+// TestStatusCPUBoundNotBlocked: CPU-bound tasks from outside, with more
+// goroutines than processors spinning beside them (so that the workers
+// wait for a CPU, runnable, much of the time) and tasks always queued: no
+// worker is ever handed on as blocked. The monitor and the posters read
+// the statuses all along, since the pool is saturated.
+func TestStatusCPUBoundNotBlocked(t *testing.T) {
+	needStatus(t)
+	n := testkit.ScaleDown(20_000, 4_000)
+	for _, procs := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			testkit.SetProcs(t, procs)
+			guardPool(t, func() {
+				var stop atomic.Bool
+				var hogs sync.WaitGroup
+				for range 2 * procs {
+					hogs.Add(1)
+					go func() {
+						defer hogs.Done()
+						for !stop.Load() {
+						}
+					}()
+				}
+				before := handedOff(handOffBlocked)
+				var g Group
+				var ran atomic.Int64
+				work := func() error {
+					spin(20 * time.Microsecond)
+					ran.Add(1)
+					return nil
+				}
+				goFrom(&g, "outside", n, work)
+				wantNil(t, "Wait()", g.Wait())
+				stop.Store(true)
+				hogs.Wait()
+				if got := ran.Load(); got != int64(n) {
+					t.Errorf("%d of %d tasks ran", got, n)
+				}
+				if d := handedOff(handOffBlocked) - before; d != 0 {
+					t.Errorf("%d CPU-bound workers handed off as blocked, want none", d)
+				}
+			})
+		})
+	}
+}
+
+// TestStatusOffFallsBack: with the status reads switched off (as on a Go
+// release the reader does not know), a worker blocked in a task is still
+// handed on, by the monitor's fallback, and never counted as blocked by a
+// status.
+func TestStatusOffFallsBack(t *testing.T) {
+	testkit.SetProcs(t, 2)
+	guardPool(t, func() {
+		restore := gstatus.SetOff(true)
+		defer restore()
+		before := handedOff(handOffBlocked)
+		var g Group
+		ch := make(chan struct{})
+		for range 2 {
+			g.Go(func() error { <-ch; return nil })
+		}
+		g.Go(func() error { close(ch); return nil })
+		wantNil(t, "Wait()", g.Wait())
+		if d := handedOff(handOffBlocked) - before; d != 0 {
+			t.Errorf("%d workers handed off as blocked by a status while statuses are off", d)
+		}
+	})
+}

@@ -84,42 +84,71 @@
 // stall on the first kind once every worker blocks, and serve the second
 // badly. wsgroup hands the slot of a blocked worker to another goroutine,
 // as the Go runtime hands the processor of a thread blocked in a system
-// call to another thread:
+// call to another thread, and it knows which workers are blocked the way
+// the runtime's own monitor knows it: from each worker goroutine's
+// scheduling status.
 //
 //   - A worker that blocks in one of wsgroup's own waits (a Wait whose
 //     group's tasks run elsewhere) gives up its slot before it blocks.
-//   - Any other task that does not end (it sleeps, waits on a channel, a
-//     lock or I/O, or just computes for long) is seen by the monitor, a
-//     goroutine that runs while tasks are queued and no worker is idle to
-//     take them. Every 100 µs it looks at how many tasks each worker has
-//     started; a worker still in the same task as at its previous look
-//     gives up its slot to a parked spare goroutine (or a new one), which
-//     starts on the queued tasks at once, and the tasks queued on the
-//     stuck worker's own deque move to the shared queue.
-//   - When every worker is stuck and the CPUs are idle (a fan-out of
-//     blocking calls), the monitor also starts a goroutine for each queued
-//     task that no idle worker is there to take, as errgroup would have.
+//   - A worker whose task is blocked (its goroutine waits on a channel, a
+//     select, a sleep, a sync.Mutex, sync.RWMutex, sync.WaitGroup or
+//     sync.Cond, or on network or pipe I/O; or it is in one system call
+//     for more than about a millisecond) gives up its slot as soon as this
+//     has been seen twice, at least 50 µs apart, within the same task. The
+//     monitor looks, a goroutine that runs while tasks are queued and no
+//     worker is idle to take them, every 100 µs; so does a Go that finds
+//     every worker busy (one in 16 of them, at most once per 50 µs). A
+//     parked spare goroutine (or a new one) takes the slot at once, and the
+//     tasks queued on the blocked worker's own deque move to the shared
+//     queue.
+//   - A worker whose task runs, or waits for a CPU, is never taken for
+//     blocked, nor one that waits for the garbage collector: CPU-bound
+//     work, collections included, never grows the set of workers past
+//     GOMAXPROCS. Only a task that has been on a CPU (or waiting for one)
+//     for 100 ms while no other worker has started a task gives up its
+//     slot, so that a task that spins until another queued task has run
+//     cannot hold up the queue for ever.
+//   - Some waits count as neither: a goroutine parked on one of the
+//     runtime's own semaphores (for example, the second of two goroutines
+//     reading the same *os.File at once), on a nil channel or an empty
+//     select, reads as held by the runtime, since the collector parks
+//     goroutines the same way. Such a task gives up its slot after the
+//     100 ms above, or when the task that holds the lock it waits for has
+//     been handed on.
+//   - When every worker is blocked, the monitor also starts a goroutine
+//     for each queued task that no idle worker is there to take, as
+//     errgroup would have.
 //   - A worker whose task returns after it gave up its slot goes on taking
 //     queued tasks one at a time, as an errgroup goroutine would have run
 //     them, and then waits as a spare; spares are reused newest first, so
 //     a service's waves of blocking tasks run on the same few goroutines.
 //
+// The statuses are read with Go 1.26 on linux/amd64 and linux/arm64. When
+// the program starts, a check of a few milliseconds (its goroutines are
+// gone before main runs) parks goroutines in each of the ways above and
+// proves that what it reads for them is what the runtime itself reports;
+// the wait reasons are learned from the runtime's own goroutine dump, not
+// written into wsgroup. With another Go release or platform, if the check
+// fails, or with STEAL_GSTATUS=off in the environment, wsgroup falls back
+// to progress counts alone: a worker that has not started a task since
+// the monitor's previous look counts as stuck, whatever it does, with two
+// throttles, since such a worker may only be waiting for a CPU or for the
+// collector. While every CPU is busy (other goroutines run, or wait for a
+// CPU), the monitor leaves the queued tasks to any worker that is still
+// taking tasks, and hands a slot on only when none has for 20 ms (longer
+// than the Go scheduler's time slice); and while garbage collection cycles
+// end often (one ended within the last 10 ms), a worker counts as stuck
+// only once a cycle has ended since its task started, or after 20 ms.
+//
 // The progress guarantee: a queued task does not wait more than about one
 // monitor period (100 µs, plus the lateness of the Go timer) behind
-// workers that are blocked or stuck, with two exceptions where waiting
-// looks cheaper than another goroutine:
-// while every CPU is busy (other goroutines run, or wait for a CPU), the
-// monitor leaves the queued tasks to any worker that is still taking tasks,
-// and hands a slot on only when none has for 20 ms (longer than the Go
-// scheduler's time slice); and while garbage collection cycles end often
-// (one ended within the last 10 ms), a worker counts as blocked only once
-// a cycle has ended since its
-// task started, or after 20 ms, since a task that allocates may have to
-// wait for the collector. CPU-bound tasks keep starting one after another,
-// so they never grow the set of workers. The monitor is a goroutine like
-// any other: while every processor runs goroutines that do not block (a
-// Wait that runs its own group's tasks is one), it gets its turn only when
-// the Go scheduler preempts one of them, every 10 ms or so.
+// workers that are blocked; behind workers that run, up to the 100 ms
+// above (on the fallback, the throttles' 20 ms). The monitor is a
+// goroutine like any other: while every processor runs goroutines that do
+// not block (a Wait that runs its own group's tasks is one), it gets its
+// turn only when the Go scheduler preempts one of them, every 10 ms or
+// so; a Go made meanwhile that finds every worker busy still hands blocked
+// workers on.
 //
 // # Limits
 //

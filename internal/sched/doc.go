@@ -51,11 +51,37 @@
 // takeInjected, pushLocal) and pool.go (inject, spawn, release). When to
 // start a worker is pool.go (maybeSpawn, spawn, release, capacity). When
 // a worker gives up its slot for another goroutine is detach.go: at once
-// when it blocks in a Wait (worker.block, worker.go), or when the monitor
+// when it blocks in a Wait (worker.block, worker.go); when its goroutine's
+// status, read by the monitor or by a poster that finds the pool
+// saturated, shows it blocked in its task (status.go, on package
+// gstatus); or, where statuses are not read, when the monitor
 // (watchdog.go) sees its task sequence number stand still for a sample
 // while tasks wait; watchdog.go states the progress guarantee this gives
-// and the throttles that use the runtime's metrics. Goroutines that left a
-// slot wait as spares (spare.go) to be given another. The numbers (batch
+// and the fallback's throttles that use the runtime's metrics. Goroutines
+// that left a slot wait as spares (spare.go) to be given another.
+//
+// # A slot's states
+//
+// A slot is free (no goroutine; listed in Pool.freeSlots; its deque
+// empty) or occupied by one goroutine. An occupied slot is attached (it
+// counts against GOMAXPROCS and is in the scan set, Pool.active) or
+// detached for one or both reasons of worker.detachedBy (it counts in
+// Pool.detached, which raises the capacity by one, and is not scanned).
+// Every transition is made under Pool.mu:
+//
+//	free     → attached          startLocked: a spawn within capacity, on a spare or a new goroutine
+//	free     → detached(monitor) startLocked(true): the monitor's ramp
+//	attached → detached(wait)    detach: worker.block, a Wait with nothing left to help with
+//	attached → detached(monitor) detach: status.go (blocked), watchdog.go (stuck)
+//	detached → attached          reattach, when its last reason is cleared: worker.unblock,
+//	                             or a nested task the monitor detached has returned (afterTask)
+//	attached → free              release: the linger ended, or the pool is above capacity
+//	detached(monitor) → free     release: its task returned and no queued task was left
+//	occupied → occupied          replace: a task's runtime.Goexit; a new goroutine, same state
+//
+// live (occupied slots) ≤ capacity = GOMAXPROCS + detached, except for
+// the ramp's workers and a moment after GOMAXPROCS goes down; a worker
+// that finds the pool above capacity (Pool.surplus) retires. The numbers (batch
 // size, linger, monitor period, patience, polls) are in params.go; the
 // switches that turn off the safety nets for tests are in switches.go.
 //
@@ -102,6 +128,9 @@
 //     (also beside a storm of garbage collections), and a queued task
 //     runs whatever keeps the workers stuck: TestHandOffBlocked,
 //     TestHandOffProgress, TestHandOffGCStorm (handoff_test.go),
+//     TestStatusPosterHandsOff (posters alone, the monitor switched off),
+//     TestStatusCPUBoundNotBlocked, TestStatusOffFallsBack
+//     (status_test.go), the status reader's own proofs in package gstatus,
 //     TestWatchdogChain, TestWatchdogFanOutBlocking,
 //     TestWatchdogCPUBoundStaysSmall, TestWatchdogRestarts
 //     (watchdog_test.go), TestBlockedInWait (wait_test.go).

@@ -131,16 +131,17 @@ func (w *worker) blockedFor(now int64) (seq uint32, st gstatus.Status, blocked b
 // monitor runs (watch).
 func (p *Pool) saturated(n uint32) {
 	if n%checkEvery == 0 {
-		p.checkStatuses()
+		p.checkStatuses(nil)
 	}
 	p.watch()
 }
 
 // checkStatuses reads the status of every attached worker, at most once
 // per blockedGap for the whole pool, and hands on the slots of those that
-// count as blocked (see above): another worker, a parked spare if there is
-// one, starts at once. O(GOMAXPROCS): only the scan set is read.
-func (p *Pool) checkStatuses() {
+// count as blocked (handOffBlocked). O(GOMAXPROCS): only the scan set is
+// read. self is the calling worker when it is between tasks, about to run
+// one it has just found (worker.foundWork), or nil.
+func (p *Pool) checkStatuses(self *worker) {
 	if !statusOn() {
 		return
 	}
@@ -149,20 +150,43 @@ func (p *Pool) checkStatuses() {
 	if now-last < int64(blockedGap) || !p.checkedAt.CompareAndSwap(last, now) {
 		return
 	}
-	if n := p.handOffBlocked(p.scanned(), now); n > 0 {
-		p.spawnUpTo(n)
-	}
+	p.handOffBlocked(p.scanned(), now, self)
 }
 
 // handOffBlocked detaches (detach.go) the workers of active that count as
-// blocked at now, and returns how many it detached.
-func (p *Pool) handOffBlocked(active []*worker, now int64) int {
-	n := 0
+// blocked at now, starts a worker in the place of each (a parked spare if
+// there is one), and returns how many it detached. When it detached one
+// and every other worker of active but self (a worker about to run a task
+// it has just found, or nil) reads blocked too, if only for the first
+// time (the worker started in the place of the last one handed on, say),
+// it also ramps up (spawnExtra, as the monitor's
+// fallback does): with no worker left on a CPU, the queued tasks are
+// likely to block as well, and errgroup would have run each on a
+// goroutine of its own at once. Handing them on one check at a time would
+// take a check per task, each replacement blocking in its turn. (Not
+// when self is a worker in a task, one that posts: it runs.)
+func (p *Pool) handOffBlocked(active []*worker, now int64, self *worker) int {
+	blocked, n, others := 0, 0, len(active)
 	for _, w := range active {
-		if s, _, ok := w.blockedFor(now); ok && p.detach(w, detachMonitor, s) {
+		if w == self {
+			others--
+			continue
+		}
+		s, st, ok := w.blockedFor(now)
+		if st == gstatus.Blocked || st == gstatus.Syscall {
+			blocked++ // counts for the ramp even if only seen once yet
+		}
+		if ok && p.detach(w, detachMonitor, s) {
 			n++
 		}
 	}
+	if n == 0 {
+		return 0
+	}
 	p.counts.handedOff[handOffBlocked].Add(uint64(n))
+	p.spawnUpTo(n)
+	if blocked == others {
+		p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
+	}
 	return n
 }

@@ -201,3 +201,42 @@ func TestStatusOffFallsBack(t *testing.T) {
 		}
 	})
 }
+
+// TestStatusRampsBlockingFanOut: 64 tasks queued from outside that all
+// block (on a channel closed once all have started) start on goroutines
+// of their own after a few hand-offs, not one hand-off each: once every
+// worker reads blocked, whoever hands the next one on also starts a worker
+// for each queued task (handOffBlocked's ramp). Without the ramp each
+// replacement takes one task and blocks in it, and 62 hand-offs follow
+// one another.
+func TestStatusRampsBlockingFanOut(t *testing.T) {
+	needStatus(t)
+	const n = 64
+	for _, procs := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			testkit.SetProcs(t, procs)
+			guardPool(t, func() {
+				for range 3 { // the first round starts goroutines, the next ones reuse spares
+					before := handedOff(handOffBlocked)
+					var g Group
+					var started atomic.Int32
+					all := make(chan struct{})
+					for range n {
+						g.Go(func() error {
+							if started.Add(1) == n {
+								close(all)
+							}
+							<-all
+							return nil
+						})
+					}
+					<-all // not Wait, which would run a task itself
+					wantNil(t, "Wait()", g.Wait())
+					if d := handedOff(handOffBlocked) - before; d >= n/2 {
+						t.Errorf("%d blocked workers handed on one by one for %d blocking tasks, want fewer than %d", d, n, n/2)
+					}
+				}
+			})
+		})
+	}
+}

@@ -276,45 +276,30 @@ func (p *Pool) watchdog() {
 }
 
 // handOffKnown is a tick's hand-off when the workers' statuses are read
-// (status.go): it detaches every worker of active that counts as blocked,
-// at once, and one that has stood still for runWait in a task in which it
-// runs (or waits for a CPU) only while no attached worker moves (stuck ==
-// len(active)): a long CPU-bound task is the Go scheduler's to time-slice,
-// but one that spins until a queued task has run must not hold its slot
-// for ever. One that waits for the collector, never. When every attached worker is
-// blocked, it ramps up as the fallback does (spawnExtra): no CPU is busy
-// with these tasks, and errgroup would have run each queued task on a
-// goroutine of its own.
+// (status.go): it hands on every worker of active that counts as blocked,
+// at once (handOffBlocked, which also ramps up when all of them are), and
+// one that has stood still for runWait in a task in which it runs (or
+// waits for a CPU) only while no attached worker moves (stuck ==
+// len(active)): a long CPU-bound task is the Go scheduler's to
+// time-slice, but one that spins until a queued task has run must not
+// hold its slot for ever. One that waits for the collector, never.
 func (p *Pool) handOffKnown(active []*worker, gen uint64, now int64, stuck int) {
-	blocked, detached := 0, 0
-	for _, w := range active {
-		if w.monGen != gen || w.monSince == now {
-			continue // moved since the last tick
-		}
-		s, st, ok := w.blockedFor(now)
-		switch {
-		case ok:
-			blocked++
-		case (st == gstatus.Running || st == gstatus.Runnable) && stuck == len(active) && now-w.monSince >= int64(runWait):
-			// In a task, on a CPU or waiting for one, for long.
-		default:
-			continue
-		}
-		if p.detach(w, detachMonitor, s) {
-			detached++
-			kind := handOffStuck
-			if ok {
-				kind = handOffBlocked
-			}
-			p.counts.handedOff[kind].Add(1)
-		}
-	}
-	if detached == 0 {
+	p.handOffBlocked(active, now, nil)
+	if stuck < len(active) {
 		return
 	}
-	p.spawnUpTo(detached)
-	if blocked == len(active) {
-		p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
+	detached := 0
+	for _, w := range active {
+		if w.monGen != gen || w.monSince == now || now-w.monSince < int64(runWait) {
+			continue
+		}
+		if s, st, _ := w.blockedFor(now); (st == gstatus.Running || st == gstatus.Runnable) && p.detach(w, detachMonitor, s) {
+			detached++
+		}
+	}
+	if detached > 0 {
+		p.counts.handedOff[handOffStuck].Add(uint64(detached))
+		p.spawnUpTo(detached)
 	}
 }
 

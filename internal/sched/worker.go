@@ -191,7 +191,10 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 		return // an idle worker will find what is left
 	}
 	if p.live.Load() >= p.capacity() {
-		p.saturated(0) // saturated, or about to be: see status.go
+		// Saturated, or about to be: the other workers may all be
+		// blocked (see status.go), and this one runs a task next.
+		p.checkStatuses(w)
+		p.watch()
 		return
 	}
 	// Tasks left behind may be anywhere: each worker that took a batch from

@@ -184,3 +184,47 @@ func TestBlockedReads(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeSemaphoreIsNotBlocked: the second of two goroutines reading
+// one *os.File waits for the file's read lock, on one of the runtime's
+// own semaphores, which the collector parks goroutines on too. It must
+// read Waiting, never Blocked: no wait reason is learned unless a probe of
+// user-level blocking parks with it.
+func TestRuntimeSemaphoreIsNotBlocked(t *testing.T) {
+	requireOn(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	read := func(hs chan<- Handle) {
+		hs <- Self()
+		var b [1]byte
+		if _, err := r.Read(b[:]); err != nil {
+			t.Errorf("read: %v", err)
+		}
+	}
+	first, second := make(chan Handle, 1), make(chan Handle, 1)
+	wg.Go(func() { read(first) })
+	h1 := <-first
+	testkit.WaitUntil(t, "the first reader parks in the poller", func() bool { return h1.Read() == Blocked })
+	wg.Go(func() { read(second) })
+	h2 := <-second
+	defer func() {
+		if _, err := w.Write([]byte{1, 2}); err != nil {
+			t.Errorf("write: %v", err)
+		}
+	}()
+	seen := map[Status]int{}
+	testkit.WaitUntil(t, "the second reader reads Waiting", func() bool {
+		s := h2.Read()
+		seen[s]++
+		if s == Blocked {
+			t.Fatalf("a goroutine waiting for a file's read lock read Blocked; reads so far: %v", seen)
+		}
+		return seen[Waiting] >= 100
+	})
+}

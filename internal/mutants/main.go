@@ -93,6 +93,22 @@ var (
 	// wake-up is reported as soon as the sleeper blocks.
 	doneWhileReading = check{"sleep: done made true while a sleeper reads it, with no linger",
 		[]string{"-run", "TestDoneWhileWorkerReadsDone", "./internal/sleep"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	// The slots' invariant, checked after every transition in a build
+	// with the stealdebug tag (slots_debug.go).
+	slotsDebug = check{"sched: the slots' invariant (stealdebug build)",
+		[]string{"-tags", "stealdebug", "-run", "TestPoolRetiresAfterWait", "./internal/sched"}, nil}
+	// The status reads (package gstatus, and status.go in sched). With
+	// the monitor switched off, a hand-off that no poster makes is a hang.
+	statusPoster = check{"sched: posters alone hand blocked workers on (monitor off)",
+		[]string{"-run", "TestStatusPosterHandsOff", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	statusCPU = check{"sched: CPU-bound workers beside busy goroutines never count as blocked",
+		[]string{"-run", "TestStatusCPUBoundNotBlocked", "./internal/sched"}, nil}
+	statusRamp = check{"sched: a fan-out of blocking tasks starts after a few hand-offs, not one each",
+		[]string{"-run", "TestStatusRampsBlockingFanOut", "./internal/sched"}, nil}
+	gstatusWaits = check{"gstatus: the collector's and the runtime's own waits never read Blocked",
+		[]string{"-run", "TestCollectorWaitIsNotBlocked|TestRuntimeSemaphoreIsNotBlocked", "./internal/gstatus"}, nil}
+	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
+		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
@@ -213,7 +229,7 @@ var mutants = []mutant{
 	{
 		name:  "sched-slot-owned-twice",
 		bug:   "a worker started in a free slot leaves the slot on the free list, so the next one starts in it too",
-		file:  "internal/sched/pool.go",
+		file:  "internal/sched/slots.go",
 		edits: []edit{{"\t\tp.freeSlots = p.freeSlots[:n-1]\n", ""}},
 		check: handOff,
 	},
@@ -262,9 +278,16 @@ var mutants = []mutant{
 	{
 		name:  "sched-scan-every-slot",
 		bug:   "a worker that leaves its slot stays in the scan set, so after a burst every steal scans thousands of empty deques",
-		file:  "internal/sched/pool.go",
-		edits: []edit{{"\t} else {\n\t\tp.setActive(w, false)\n\t}\n", "\t}\n"}},
+		file:  "internal/sched/slots.go",
+		edits: []edit{{"\t} else {\n\t\tp.setActive(w, false)\n\t}\n\tcheckSlotsLocked(p)\n}\n\n// retakeLocked", "\t}\n\tcheckSlotsLocked(p)\n}\n\n// retakeLocked"}},
 		check: retireScan,
+	},
+	{
+		name:  "sched-scan-every-slot/debug",
+		bug:   "a worker that leaves its slot stays in the scan set, so after a burst every steal scans thousands of empty deques",
+		file:  "internal/sched/slots.go",
+		edits: []edit{{"\t} else {\n\t\tp.setActive(w, false)\n\t}\n\tcheckSlotsLocked(p)\n}\n\n// retakeLocked", "\t}\n\tcheckSlotsLocked(p)\n}\n\n// retakeLocked"}},
+		check: slotsDebug,
 	},
 	{
 		name:  "deque-steal-no-cas",
@@ -438,6 +461,51 @@ var mutants = []mutant{
 		file:  "internal/ranges/ranges.go",
 		edits: []edit{{"\t\t\tif p.left.Load() == 0 {\n\t\t\t\treturn false", "\t\t\tif true {\n\t\t\t\treturn false"}},
 		check: exploreRanges,
+	},
+	{
+		name:  "status-always-blocked",
+		bug:   "a worker's status is ignored: every worker in a task counts as blocked",
+		file:  "internal/sched/status.go",
+		edits: []edit{{"\tst = h.Read()\n", "\tst = gstatus.Blocked\n"}},
+		check: statusCPU,
+	},
+	{
+		name:  "status-never-blocked",
+		bug:   "a worker's status is ignored: no worker ever counts as blocked",
+		file:  "internal/sched/status.go",
+		edits: []edit{{"\tst = h.Read()\n", "\tst = gstatus.Running\n"}},
+		check: statusPoster,
+	},
+	{
+		name:  "status-poster-never-checks",
+		bug:   "a Go that finds every worker busy never reads the workers' statuses: only the monitor hands blocked workers on",
+		file:  "internal/sched/status.go",
+		edits: []edit{{"\tif n%checkEvery == 0 {\n\t\tp.checkStatuses(nil)\n\t}\n", ""}},
+		check: statusPoster,
+	},
+	{
+		name:  "status-no-ramp",
+		bug:   "once every worker reads blocked, the hand-off starts one replacement, not a worker per queued task",
+		file:  "internal/sched/status.go",
+		edits: []edit{{"\tif blocked == others {", "\tif false {"}},
+		check: statusRamp,
+	},
+	{
+		name:  "gstatus-collector-wait-blocked",
+		bug:   "every wait reason counts as user-level blocking, the collector's and the runtime's semaphores included",
+		file:  "internal/gstatus/read.go",
+		edits: []edit{{"\t\tif rs.blocking[reason] {", "\t\tif true {"}},
+		check: gstatusWaits,
+	},
+	{
+		name: "gstatus-reuse-unchecked",
+		bug:  "a read does not check the goroutine id, so a handle whose goroutine exited reads the goroutine that reuses its g",
+		file: "internal/gstatus/read.go",
+		edits: []edit{
+			{"\tif atomic.LoadUint64((*uint64)(unsafe.Add(g, l.goid))) != h.id {\n\t\treturn 0, 0, false\n\t}\n\tstatus =", "\tstatus ="},
+			{"\tif atomic.LoadUint64((*uint64)(unsafe.Add(g, l.goid))) != h.id {\n\t\treturn 0, 0, false\n\t}\n\treturn status", "\treturn status"},
+		},
+		check: gstatusReuse,
 	},
 }
 

@@ -1,6 +1,7 @@
 package sched
 
-// Detaching. A worker that cannot run other tasks for a while is detached:
+// Detaching (the transitions themselves, detach and reattach, are in
+// slots.go). A worker that cannot run other tasks for a while is detached:
 // it stops counting against GOMAXPROCS (Pool.capacity), so another worker
 // starts in its place at once, and it leaves the scan set (Pool.active), so
 // that no search pays for it, however many workers are blocked. Two things
@@ -44,60 +45,6 @@ package sched
 // lose their place in the deque's LIFO order, which only mattered to the
 // owner, and are counted as injected (worker.afterTask batches their
 // completions), which is correct for any task.
-
-// The reasons a worker is detached: bits of worker.detachedBy.
-const (
-	detachWait    = 1 << 0
-	detachMonitor = 1 << 1
-)
-
-// detach marks w detached for why, if w occupies its slot and was not
-// detached for why already, and reports whether it did. seq, when
-// nonzero, must still be w's task sequence number (the monitor detaches a
-// worker only if its task has not moved since the sample). If w was
-// attached, it leaves the scan set and its deque is drained.
-func (p *Pool) detach(w *worker, why uint32, seq uint32) bool {
-	p.mu.Lock()
-	old := w.detachedBy.Load()
-	if !w.occupied || old&why != 0 || seq != 0 && w.seq.Load() != seq {
-		p.mu.Unlock()
-		return false
-	}
-	w.detachedBy.Store(old | why)
-	if old == 0 {
-		p.countDetached()
-		p.setActive(w, false)
-	}
-	p.mu.Unlock()
-	if old == 0 {
-		p.drain(w)
-	}
-	return true
-}
-
-// countDetached counts one more detached worker, under mu.
-func (p *Pool) countDetached() {
-	n := p.detached.Add(1)
-	for hi := p.detachedHi.Load(); n > hi && !p.detachedHi.CompareAndSwap(hi, n); hi = p.detachedHi.Load() {
-	}
-}
-
-// reattach clears why from w's detachedBy; when no reason is left, w
-// counts against GOMAXPROCS again and rejoins the scan set. Called by w's
-// occupant.
-func (w *worker) reattach(why uint32) {
-	p := w.pool
-	p.mu.Lock()
-	old := w.detachedBy.Load()
-	if old&why != 0 {
-		w.detachedBy.Store(old &^ why)
-		if old == why {
-			p.detached.Add(-1)
-			p.setActive(w, true)
-		}
-	}
-	p.mu.Unlock()
-}
 
 // pushed is called by w's occupant after each push onto its deque: if w is
 // detached, nobody looks in that deque, so it drains it (see above).

@@ -56,14 +56,10 @@ type Pool struct {
 	size atomic.Int32
 	live atomic.Int32 // occupied slots; written under mu
 	// detached is the number of occupied slots that are detached (see
-	// detach.go); written under mu. detachedHi is the most ever at once:
-	// a pool never has more than size+detachedHi workers from spawns
-	// within capacity. Kept for tests.
-	detached   atomic.Int32
-	detachedHi atomic.Int32
-	watching   atomic.Bool // a watchdog runs; set under mu
-	dozing     atomic.Bool // it ticks slowly (see watchdog)
-	napping    atomic.Bool // it waits for its timer, and a kick would wake it
+	// detach.go); written under mu.
+	detached atomic.Int32
+	watching atomic.Bool // a watchdog runs; set under mu
+	napping  atomic.Bool // it waits for its timer, and a kick would wake it
 	// checkedAt is the nanotime of the last round of status reads by a
 	// poster (Pool.checkStatuses): one round per blockedGap at most.
 	checkedAt stdatomic.Int64
@@ -124,21 +120,6 @@ func (p *Pool) newWorker(i int) *worker {
 	return w
 }
 
-// capacity is how many workers the pool may have now: GOMAXPROCS, plus one
-// for each detached worker (blocked in one of our waits, or stuck in a
-// task). A detached worker runs no other task, the way a thread in a
-// system call does not count against GOMAXPROCS; not replacing it could
-// deadlock the pool (every worker waiting on a nested group whose tasks
-// sit in a queue) or starve it (every worker blocked in a task while
-// tasks wait).
-func (p *Pool) capacity() int32 {
-	return p.size.Load() + p.detached.Load()
-}
-
-// surplus reports whether the pool has more workers than its capacity:
-// one of them should retire (see worker.run).
-func (p *Pool) surplus() bool { return p.live.Load() > p.capacity() }
-
 // inject queues t from a goroutine that is not a worker.
 func (p *Pool) inject(t job) {
 	postBegin()
@@ -176,7 +157,7 @@ func (p *Pool) maybeSpawn(c sleep.Counters, n uint32) {
 func (p *Pool) spawnOrWatch(n uint32) {
 	// spawn may still refuse: another poster took the last place, or
 	// GOMAXPROCS went down since size was sampled.
-	if p.live.Load() >= p.capacity() || !p.spawn() {
+	if p.full() || !p.spawn() {
 		p.saturated(n) // see status.go and watchdog.go
 	}
 }
@@ -186,7 +167,7 @@ func (p *Pool) spawnOrWatch(n uint32) {
 func (p *Pool) spawn() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.live.Load() >= p.refreshSize()+p.detached.Load() {
+	if !p.roomLocked() {
 		return false
 	}
 	return p.startLocked(false)
@@ -199,36 +180,12 @@ func (p *Pool) spawn() bool {
 // from the start: it takes one task and leaves when that task returns.
 // The caller holds mu.
 func (p *Pool) startLocked(detached bool) bool {
-	slots := *p.slots.Load()
-	var w *worker
-	if n := len(p.freeSlots); n > 0 {
-		w = p.freeSlots[n-1]
-		p.freeSlots = p.freeSlots[:n-1]
-	} else {
-		if len(slots) >= sleep.MaxWorkers {
-			return false
-		}
-		w = p.newWorker(len(slots))
-		p.sleep.Grow(len(slots) + 1)
-		// In place when the array has room: thieves read only the
-		// first len(slots) elements of the slice they loaded.
-		grown := append(slots, w)
-		p.slots.Store(&grown)
-	}
-	if w.occupied {
-		// A bug in this package, not a misuse: two goroutines would own
-		// one deque, and both push and pop at its bottom.
-		panic("sched: a worker started in an occupied slot")
+	w := p.freeSlotLocked()
+	if w == nil {
+		return false
 	}
 	p.countSpawn()
-	if detached {
-		w.occupied = true
-		p.live.Add(1)
-		w.detachedBy.Store(detachMonitor)
-		p.countDetached()
-	} else {
-		p.occupy(w)
-	}
+	p.occupyLocked(w, detached)
 	// The new worker counts as inactive (looking for work) from now on,
 	// so posters that follow do not start more workers for the same job.
 	idle := p.sleep.StartLooking(w.index)
@@ -237,34 +194,6 @@ func (p *Pool) startLocked(detached bool) bool {
 	}
 	return true
 }
-
-// occupy marks w's slot occupied and puts it in the scan set, under mu.
-func (p *Pool) occupy(w *worker) {
-	w.occupied = true
-	p.live.Add(1)
-	p.setActive(w, true)
-}
-
-// setActive adds w to the scan set (in) or removes it, under mu: the list
-// is copied, so that scanners keep iterating over the snapshot they
-// loaded. Copying costs one slice per change, of at most GOMAXPROCS plus
-// a few entries.
-func (p *Pool) setActive(w *worker, in bool) {
-	old := *p.active.Load()
-	next := make([]*worker, 0, len(old)+1)
-	for _, v := range old {
-		if v != w {
-			next = append(next, v)
-		}
-	}
-	if in {
-		next = append(next, w)
-	}
-	p.active.Store(&next)
-}
-
-// scanned returns the scan set (see Pool.active).
-func (p *Pool) scanned() []*worker { return *p.active.Load() }
 
 // spawnUpTo starts up to n workers within capacity, for the watchdog.
 func (p *Pool) spawnUpTo(n int) {
@@ -306,17 +235,7 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	postBegin()
 	defer postEnd()
 	p.mu.Lock()
-	w.occupied = false
-	p.live.Add(-1)
-	p.freeSlots = append(p.freeSlots, w)
-	if w.detachedBy.Load() != 0 {
-		// Detached and idle since (see worker.reattach): it leaves as
-		// attached, so that the slot's next occupant starts clean.
-		w.detachedBy.Store(0)
-		p.detached.Add(-1)
-	} else {
-		p.setActive(w, false)
-	}
+	p.vacateLocked(w)
 	live := p.live.Load()
 	p.mu.Unlock()
 	if h := testHookRelease.Load(); h != nil {
@@ -338,15 +257,9 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 		return true // a searching worker will find it (or pass it on too)
 	}
 	p.mu.Lock()
-	if !w.occupied && p.live.Load() < p.refreshSize()+p.detached.Load() {
-		// Stay: take the slot back (it is free, so it is listed).
-		for i := len(p.freeSlots) - 1; i >= 0; i-- {
-			if p.freeSlots[i] == w {
-				p.freeSlots = append(p.freeSlots[:i], p.freeSlots[i+1:]...)
-				break
-			}
-		}
-		p.occupy(w)
+	if !w.occupied && p.roomLocked() {
+		// Stay: take the slot back.
+		p.retakeLocked(w)
 		*idle = p.sleep.StartLooking(w.index)
 		p.mu.Unlock()
 		return false

@@ -146,10 +146,3 @@ func (s *spares) leaveLocked(sp *spare) {
 		s.wakeLocked(s.list[0])
 	}
 }
-
-// len reports how many spares wait (for tests).
-func (s *spares) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.list)
-}

@@ -159,7 +159,6 @@ func (p *Pool) watchdog() {
 			case <-timer.C:
 			case <-p.kick:
 				quiet, period = 0, watchTick
-				p.dozing.Store(false)
 			}
 			p.napping.Store(false)
 		}
@@ -178,7 +177,6 @@ func (p *Pool) watchdog() {
 			}
 			if quiet++; quiet >= watchQuiet && period < watchDoze {
 				period = min(2*period, watchDoze)
-				p.dozing.Store(true)
 			}
 			// It exits only when nothing is queued: idle workers may
 			// be about to block on what they find, and nothing else
@@ -197,12 +195,10 @@ func (p *Pool) watchdog() {
 				break
 			}
 			quiet, period = 0, watchTick
-			p.dozing.Store(false)
 			continue
 		}
 		quiet, period = 0, watchTick
-		p.dozing.Store(false)
-		if live := p.live.Load(); live < p.capacity() {
+		if live := p.live.Load(); !p.full() {
 			// Below capacity (workers retired, or tasks arrived in
 			// deques without a post that could start one): fill up.
 			p.spawnUpTo(min(queued, int(p.capacity()-live)))
@@ -252,14 +248,14 @@ func (p *Pool) watchdog() {
 		}
 		detached := 0
 		for _, w := range active {
-			if w.monGen != gen || w.monSince == now {
+			if w.mon.gen != gen || w.mon.since == now {
 				continue
 			}
-			patient := cpuBusy || gcMarking && p.gcMovedAt <= w.monSince
-			if patient && now-w.monSince < int64(busyWait) {
+			patient := cpuBusy || gcMarking && p.gcMovedAt <= w.mon.since
+			if patient && now-w.mon.since < int64(busyWait) {
 				continue
 			}
-			if p.detach(w, detachMonitor, w.monSeq) {
+			if p.detach(w, detachMonitor, w.mon.seq) {
 				detached++
 				p.counts.handedOff[handOffStuck].Add(1)
 			}
@@ -290,7 +286,7 @@ func (p *Pool) handOffKnown(active []*worker, gen uint64, now int64, stuck int) 
 	}
 	detached := 0
 	for _, w := range active {
-		if w.monGen != gen || w.monSince == now || now-w.monSince < int64(runWait) {
+		if w.mon.gen != gen || w.mon.since == now || now-w.mon.since < int64(runWait) {
 			continue
 		}
 		if s, st, _ := w.blockedFor(now); (st == gstatus.Running || st == gstatus.Runnable) && p.detach(w, detachMonitor, s) {
@@ -303,6 +299,16 @@ func (p *Pool) handOffKnown(active []*worker, gen uint64, now int64, stuck int) 
 	}
 }
 
+// monMarks are the monitor's marks of one worker, as the runtime's
+// sysmontick is sysmon's of one P: written and read by the monitor
+// goroutine alone (the monitor that starts after one exited is ordered
+// after it by Pool.mu, in watch).
+type monMarks struct {
+	seq   uint32 // the worker's seq as the monitor last sampled it
+	gen   uint64 // in which sample
+	since int64  // when (nanotime) the monitor first saw that seq
+}
+
 // sampleStuck updates the marks of the workers in active with their task
 // sequence numbers for sample gen, taken at now, and returns how many have
 // not moved since the previous sample. A worker whose marks are not from
@@ -310,11 +316,11 @@ func (p *Pool) handOffKnown(active []*worker, gen uint64, now int64, stuck int) 
 func sampleStuck(active []*worker, gen uint64, now int64) (stuck int) {
 	for _, w := range active {
 		s := w.seq.Load()
-		if w.monGen != gen-1 || s != w.monSeq {
-			w.monSeq, w.monSince = s, now
+		if w.mon.gen != gen-1 || s != w.mon.seq {
+			w.mon.seq, w.mon.since = s, now
 		}
-		w.monGen = gen
-		if w.monSince != now {
+		w.mon.gen = gen
+		if w.mon.since != now {
 			stuck++
 		}
 	}

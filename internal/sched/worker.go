@@ -49,12 +49,7 @@ type worker struct {
 	// checkEvery-th reads the workers' statuses (Pool.saturated).
 	posts uint32
 
-	// The monitor's marks (watchdog.go), written and read by the monitor
-	// goroutine alone: seq as it last sampled it, in which sample, and
-	// when (nanotime) it first saw that value.
-	monSeq   uint32
-	monGen   uint64
-	monSince int64
+	mon monMarks // the monitor's alone (watchdog.go)
 
 	rng   uint64
 	free  []*task
@@ -190,7 +185,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 	if c.Inactive() != 0 {
 		return // an idle worker will find what is left
 	}
-	if p.live.Load() >= p.capacity() {
+	if p.full() {
 		// Saturated, or about to be: the other workers may all be
 		// blocked (see status.go), and this one runs a task next.
 		p.checkStatuses(w)

@@ -21,15 +21,21 @@ import (
 // A site is marked when a task of it, run by a worker, returns after that
 // worker was handed on as blocked (worker.execute: the seq recorded by
 // handOffBlocked is the task's). A mark is good for siteBudget tasks of
-// the site; then the next one goes to the pool again, and marks the site
-// again only if it blocks again: a site that stops blocking returns to the
-// pool. Only statuses mark sites, so where they are not read (package
-// gstatus off) no site is ever marked.
+// the site; the next one is a probe: it goes to the pool, while the tasks
+// after it still start on their own goroutines. The probe marks the site
+// again if it blocks; if it returns without having been handed on, it
+// counts a strike against the site and starts a new budget, and the
+// siteStrikes-th strike in a row clears the mark (worker.execute,
+// siteTable.ended): a site that stops blocking returns to the pool. (One
+// strike is not enough: while every CPU is busy, a probe that blocks for a
+// millisecond may end before two reads have seen it blocked.) Only statuses mark sites, so where they are not
+// read (package gstatus off) no site is ever marked.
 //
 // The table is direct-mapped by code pointer: two sites that share a slot
 // evict each other, which costs only a hand-off now and then. A Go pays
 // one load (sites.any) until the process has marked a site, and then a
-// hash and one load more. Every field is atomic: a reader may see a slot's
+// hash and one load more, and so does the end of a task run by a worker
+// (siteTable.ended). Every field is atomic: a reader may see a slot's
 // new code pointer with its old budget, or the reverse, for a moment,
 // which misroutes at most a task or two, either way correctly.
 type siteTable struct {
@@ -40,13 +46,15 @@ type siteTable struct {
 // site is one slot of the table: a code pointer and the tasks left before
 // the site is tried on the pool again.
 type site struct {
-	pc     atomic.Uintptr
-	budget atomic.Int32
+	pc      atomic.Uintptr
+	budget  atomic.Int32
+	strikes atomic.Int32 // probes in a row that did not block
 }
 
 const (
 	siteSlots  = 256  // a power of two
-	siteBudget = 1024 // tasks run on their own goroutines per mark
+	siteBudget  = 1024 // tasks run on their own goroutines per mark
+	siteStrikes = 4    // probes in a row that do not block to clear a mark
 )
 
 // sites is the process's table.
@@ -62,12 +70,31 @@ func (t *siteTable) slot(pc uintptr) *site {
 	return &t.slots[uint64(pc)*0x9E3779B97F4A7C15>>(64-8)]
 }
 
-// blocking reports whether f's site is marked blocking, and spends one
-// task of its budget if so.
+// blocking reports whether f's task is to start on a goroutine of its
+// own: its site is marked blocking, and the task is not the site's probe
+// (the one that spends the budget's last task; see above).
 func (t *siteTable) blocking(f func() error) bool {
 	pc := siteOf(f)
 	s := t.slot(pc)
-	return s.pc.Load() == pc && s.budget.Add(-1) >= 0
+	return s.pc.Load() == pc && s.budget.Add(-1) != 0
+}
+
+// ended is called, while some site is marked, when a task of f that a
+// worker ran returns without its worker having been handed on: if f's
+// site has spent its budget (the task may be its probe), that is a strike
+// (see above).
+func (t *siteTable) ended(f func() error) {
+	pc := siteOf(f)
+	s := t.slot(pc)
+	if s.pc.Load() != pc || s.budget.Load() > 0 {
+		return
+	}
+	if s.strikes.Add(1) < siteStrikes {
+		s.budget.Store(siteBudget)
+		return
+	}
+	s.strikes.Store(0)
+	s.pc.CompareAndSwap(pc, 0)
 }
 
 // mark marks f's site blocking for siteBudget tasks.
@@ -76,6 +103,7 @@ func (t *siteTable) mark(f func() error) {
 	s := t.slot(pc)
 	s.pc.Store(pc)
 	s.budget.Store(siteBudget)
+	s.strikes.Store(0)
 	if !t.any.Load() {
 		t.any.Store(true)
 	}
@@ -106,5 +134,6 @@ func ForgetSites() {
 	for i := range sites.slots {
 		sites.slots[i].pc.Store(0)
 		sites.slots[i].budget.Store(0)
+		sites.slots[i].strikes.Store(0)
 	}
 }

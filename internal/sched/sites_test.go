@@ -108,21 +108,56 @@ func cpuTask(ran *atomic.Int32) func() error {
 }
 
 // TestSiteMarkRunsOut: a mark is good for siteBudget tasks of its site;
-// the next one is tried on the pool again.
+// the next one is the probe, tried on the pool, while the tasks after it
+// still start on their own goroutines; siteStrikes probes in a row that
+// end without blocking clear the mark, and one that blocks marks the site
+// again.
 func TestSiteMarkRunsOut(t *testing.T) {
 	clearSites(t)
 	f := func() error { return nil }
 	if sites.blocking(f) {
 		t.Fatalf("a site never marked reads blocking")
 	}
-	sites.mark(f)
-	for i := range siteBudget {
-		if !sites.blocking(f) {
-			t.Fatalf("the mark ran out after %d tasks, want %d", i, siteBudget)
+	sites.ended(f) // a task of an unmarked site ends: nothing to clear
+	for _, probeBlocks := range []bool{true, false} {
+		sites.mark(f)
+		for i := range siteBudget - 1 {
+			if !sites.blocking(f) {
+				t.Fatalf("the mark ran out after %d tasks, want %d", i, siteBudget-1)
+			}
 		}
-	}
-	if sites.blocking(f) {
-		t.Fatalf("the mark lasts beyond %d tasks", siteBudget)
+		sites.ended(f) // a task that started before the mark ran out
+		if sites.blocking(f) {
+			t.Fatalf("the task after %d is not the probe", siteBudget-1)
+		}
+		for range 10 {
+			if !sites.blocking(f) {
+				t.Fatalf("a task after the probe, before it ended, goes to the pool")
+			}
+		}
+		if probeBlocks {
+			sites.mark(f)
+			if !sites.blocking(f) {
+				t.Fatalf("a probe that blocked did not mark the site again")
+			}
+			clearSites(t)
+			continue
+		}
+		for strike := 1; strike < siteStrikes; strike++ {
+			sites.ended(f) // a probe that did not block: a strike, a new budget
+			for i := range siteBudget - 1 {
+				if !sites.blocking(f) {
+					t.Fatalf("after strike %d, the new budget ran out after %d tasks, want %d", strike, i, siteBudget-1)
+				}
+			}
+			if sites.blocking(f) {
+				t.Fatalf("after strike %d, the task after %d is not the probe", strike, siteBudget-1)
+			}
+		}
+		sites.ended(f)
+		if sites.blocking(f) {
+			t.Fatalf("%d probes in a row that did not block left the site marked", siteStrikes)
+		}
 	}
 }
 

@@ -63,7 +63,7 @@ import (
 //     wait for it (an assist), neither running nor runnable, exactly like
 //     a blocked one; while cycles end often the monitor waits for a
 //     cycle's end, or busyWait, before it counts a worker as blocked (the
-//     comment at gcMarking in the loop says why).
+//     comment in monitor.readRuntime says why).
 //   - Ramp: when every attached worker is stuck and no CPU is busy (a
 //     fan-out of blocking calls, as errgroup code does), replacing them one
 //     for one would start GOMAXPROCS tasks per period; the monitor also
@@ -115,159 +115,244 @@ func (p *Pool) watchNow() {
 	startWatchdog(p)
 }
 
+// watchdog is the monitor goroutine's body: a tick at a time, the steps
+// of monitor (see the top of this file for the rules).
 func (p *Pool) watchdog() {
-	samples := []metrics.Sample{
-		{Name: "/sched/goroutines/running:goroutines"},
-		{Name: "/sched/goroutines/runnable:goroutines"},
-		{Name: "/gc/cycles/total:gc-cycles"},
+	m := newMonitor(p)
+	defer m.timer.Stop()
+	for {
+		m.wait()
+		m.sample()
+		if !m.busy() {
+			if m.exit() {
+				return
+			}
+			continue
+		}
+		m.fill()
+		m.readRuntime()
+		if m.stuck == 0 {
+			continue
+		}
+		if statusOn() {
+			p.handOffKnown(m.active, m.gen, m.now, m.stuck)
+		} else {
+			m.handOffStuck()
+		}
 	}
+}
+
+// monitor is the watchdog goroutine's state: its timer and pace, and what
+// the current tick sampled. Its loop (Pool.watchdog) runs one step per
+// rule: wait for the tick, sample the workers, go quiet (and exit) or
+// fill the pool up to capacity, read the runtime's metrics, hand stuck
+// workers on.
+type monitor struct {
+	p       *Pool
+	samples []metrics.Sample // the runtime's metrics it reads (readRuntime)
+	timer   *time.Timer
 
 	// gen numbers the samples: a worker's marks count only if they are
-	// from the sample before (see sampleStuck). The first sample is taken
-	// now, so that the first tick can already tell who is stuck.
-	gen := uint64(1)
-	sampleStuck(p.scanned(), gen, nanotime())
-	timer := time.NewTimer(watchTick)
-	defer timer.Stop()
+	// from the sample before (see sampleStuck).
+	gen uint64
 	// quiet counts the ticks without saturation; after watchQuiet of them
 	// the monitor dozes: its period doubles each tick up to watchDoze,
 	// and a post that finds the pool saturated kicks it awake (watch).
 	// It exits after watchLinger of quiet, so that a service whose
 	// requests saturate the pool now and then does not start a monitor
 	// each time, and no goroutine outlives the work by more than that.
-	quiet, period, quietSince := 0, watchTick, time.Time{}
-	// The monitor waits for its next tick on the timer or a kick, whichever
-	// comes first, except after a tick that found the pool saturated while
-	// the CPUs are not: then it yields until watchTick has passed. When every
-	// P is idle, the Go timer fires about a millisecond late, and those
-	// are the ticks that matter for a fan-out of blocking calls; the
-	// yielding costs CPUs that nothing else wants. (A nanosleep system
-	// call would be precise, but the P of a goroutine in a system call is
-	// handed on only when sysmon retakes it: with GOMAXPROCS 1 that stalls
-	// the workers for as long.)
-	yieldNext := true // the first tick
-	for {
-		if yieldNext {
-			yieldNext = false
-			for start := nanotime(); nanotime()-start < int64(watchTick); {
-				runtime.Gosched()
-			}
-		} else {
-			timer.Reset(period)
-			p.napping.Store(true)
-			select {
-			case <-timer.C:
-			case <-p.kick:
-				quiet, period = 0, watchTick
-			}
-			p.napping.Store(false)
+	quiet      int
+	period     time.Duration
+	quietSince time.Time
+	// yieldNext: the monitor waits for its next tick on the timer or a
+	// kick, whichever comes first, except after a tick that found the
+	// pool saturated while the CPUs are not: then it yields until
+	// watchTick has passed. When every P is idle, the Go timer fires about
+	// a millisecond late, and those are the ticks that matter for a
+	// fan-out of blocking calls; the yielding costs CPUs that nothing else
+	// wants. (A nanosleep system call would be precise, but the P of a
+	// goroutine in a system call is handed on only when sysmon retakes it:
+	// with GOMAXPROCS 1 that stalls the workers for as long.)
+	yieldNext bool
+
+	// The current tick's sample.
+	now      int64     // nanotime
+	active   []*worker // the scan set
+	stuck    int       // workers of active whose seq has not moved since the last tick
+	procs    int       // GOMAXPROCS
+	queued   int       // tasks queued (Pool.queued)
+	cpuBusy  bool      // every CPU runs a goroutine, or one waits for a CPU (readRuntime)
+	gcRecent bool      // a collection ended within gcOften (readRuntime)
+}
+
+// newMonitor takes the first sample at once, so that the first tick can
+// already tell who is stuck.
+func newMonitor(p *Pool) *monitor {
+	m := &monitor{
+		p: p,
+		samples: []metrics.Sample{
+			{Name: "/sched/goroutines/running:goroutines"},
+			{Name: "/sched/goroutines/runnable:goroutines"},
+			{Name: "/gc/cycles/total:gc-cycles"},
+		},
+		timer:     time.NewTimer(watchTick),
+		gen:       1,
+		period:    watchTick,
+		yieldNext: true, // the first tick
+	}
+	sampleStuck(p.scanned(), m.gen, nanotime())
+	return m
+}
+
+// wait waits for the next tick: it yields for watchTick, or waits for the
+// timer or a kick (see yieldNext).
+func (m *monitor) wait() {
+	if m.yieldNext {
+		m.yieldNext = false
+		for start := nanotime(); nanotime()-start < int64(watchTick); {
+			runtime.Gosched()
 		}
-		// Sample every tick, quiet or not: when a kick wakes a dozing
-		// monitor, the sample of its last tick tells who has been in one
-		// task since, at once.
-		gen++
-		now := nanotime()
-		active := p.scanned()
-		stuck := sampleStuck(active, gen, now)
-		procs := int(p.refreshSize())
-		queued := p.queued()
-		if queued == 0 || p.sleep.Load().Inactive() > 0 {
-			if quiet == 0 {
-				quietSince = time.Now()
-			}
-			if quiet++; quiet >= watchQuiet && period < watchDoze {
-				period = min(2*period, watchDoze)
-			}
-			// It exits only when nothing is queued: idle workers may
-			// be about to block on what they find, and nothing else
-			// would start a monitor again for tasks posted long ago.
-			if quiet < watchQuiet || time.Since(quietSince) < watchLinger || queued != 0 {
-				continue
-			}
-			// Exit. A poster that saw watching true after our last check
-			// did not start another monitor, so clear the flag first,
-			// then look once more: if the pool is saturated again, take
-			// the flag back and carry on.
-			p.mu.Lock()
-			p.watching.Store(false)
-			p.mu.Unlock()
-			if p.queued() == 0 || !p.watching.CompareAndSwap(false, true) {
-				break
-			}
-			quiet, period = 0, watchTick
+		return
+	}
+	m.timer.Reset(m.period)
+	m.p.napping.Store(true)
+	select {
+	case <-m.timer.C:
+	case <-m.p.kick:
+		m.quiet, m.period = 0, watchTick
+	}
+	m.p.napping.Store(false)
+}
+
+// sample takes the tick's sample. It samples every tick, quiet or not:
+// when a kick wakes a dozing monitor, the sample of its last tick tells
+// who has been in one task since, at once.
+func (m *monitor) sample() {
+	p := m.p
+	m.gen++
+	m.now = nanotime()
+	m.active = p.scanned()
+	m.stuck = sampleStuck(m.active, m.gen, m.now)
+	m.procs = int(p.refreshSize())
+	m.queued = p.queued()
+}
+
+// busy reports whether the pool is saturated with tasks waiting: some are
+// queued and no worker is idle. Otherwise it counts a quiet tick and
+// slows the monitor down.
+func (m *monitor) busy() bool {
+	if m.queued != 0 && m.p.sleep.Load().Inactive() == 0 {
+		m.quiet, m.period = 0, watchTick
+		return true
+	}
+	if m.quiet == 0 {
+		m.quietSince = time.Now()
+	}
+	if m.quiet++; m.quiet >= watchQuiet && m.period < watchDoze {
+		m.period = min(2*m.period, watchDoze)
+	}
+	return false
+}
+
+// exit, after a quiet tick, reports whether the monitor exits: only after
+// watchLinger of quiet, and only when nothing is queued (idle workers may
+// be about to block on what they find, and nothing else would start a
+// monitor again for tasks posted long ago).
+func (m *monitor) exit() bool {
+	p := m.p
+	if m.quiet < watchQuiet || time.Since(m.quietSince) < watchLinger || m.queued != 0 {
+		return false
+	}
+	// A poster that saw watching true after our last check did not start
+	// another monitor, so clear the flag first, then look once more: if
+	// the pool is saturated again, take the flag back and carry on.
+	p.mu.Lock()
+	p.watching.Store(false)
+	p.mu.Unlock()
+	if p.queued() == 0 || !p.watching.CompareAndSwap(false, true) {
+		return true
+	}
+	m.quiet, m.period = 0, watchTick
+	return false
+}
+
+// fill starts workers up to the pool's capacity, for the queued tasks:
+// workers retired, or tasks arrived in deques without a post that could
+// start one.
+func (m *monitor) fill() {
+	p := m.p
+	if live := p.live.Load(); !p.full() {
+		p.spawnUpTo(min(m.queued, int(p.capacity()-live)))
+	}
+}
+
+// readRuntime reads the runtime's metrics: whether every CPU is busy, and
+// whether a garbage collection cycle ended lately (for the fallback's
+// throttles), and whether the next tick yields (yieldNext).
+func (m *monitor) readRuntime() {
+	p := m.p
+	metrics.Read(m.samples)
+	// Counting ourselves: we hold a P, and every other P runs a
+	// goroutine, or a goroutine waits for one.
+	running, runnable := int(m.samples[0].Value.Uint64()), m.samples[1].Value.Uint64()
+	m.cpuBusy = running >= m.procs || runnable > 0
+	// A goroutine that allocates while the collector marks may have to
+	// wait (an assist) until the cycle ends, and then it is neither
+	// running nor runnable: CPU-bound workers look blocked to the
+	// fallback. The runtime reports the cycles that ended, not one in
+	// progress (the heap's growth toward its goal does not tell either:
+	// runtime.GC starts a cycle at any time). So while cycles end often
+	// (one ended within gcOften), the fallback counts a worker as blocked
+	// only once a cycle has ended since it last moved (the end wakes
+	// every assist), or after busyWait, as when the CPUs are busy; and it
+	// does not ramp.
+	if c := m.samples[2].Value.Uint64(); c != p.gcCycles {
+		// The first count read is no news: the cycles it counts may
+		// have ended long ago.
+		if p.gcRead {
+			p.gcMovedAt = m.now
+		}
+		p.gcCycles, p.gcRead = c, true
+	}
+	m.gcRecent = p.gcMovedAt != 0 && m.now-p.gcMovedAt < int64(gcOften)
+	// Yield for the next tick unless the CPUs are saturated (then the
+	// timer is on time, and yielding would take CPU from others).
+	m.yieldNext = running < m.procs || runnable == 0
+}
+
+// handOffStuck is the fallback's hand-off, where statuses are not read:
+// the workers that stood still since the last tick, with the throttles
+// (see the top of this file).
+func (m *monitor) handOffStuck() {
+	p := m.p
+	if m.cpuBusy && m.stuck < len(m.active) {
+		// The CPUs are busy and some worker is making progress: it
+		// takes the queued tasks in turn. (The one that seems stuck may
+		// only be waiting for a CPU, or for the operating system to run
+		// its thread.)
+		return
+	}
+	detached := 0
+	for _, w := range m.active {
+		if w.mon.gen != m.gen || w.mon.since == m.now {
 			continue
 		}
-		quiet, period = 0, watchTick
-		if live := p.live.Load(); !p.full() {
-			// Below capacity (workers retired, or tasks arrived in
-			// deques without a post that could start one): fill up.
-			p.spawnUpTo(min(queued, int(p.capacity()-live)))
-		}
-		metrics.Read(samples)
-		// Counting ourselves: we hold a P, and every other P runs a
-		// goroutine, or a goroutine waits for one.
-		running, runnable := int(samples[0].Value.Uint64()), samples[1].Value.Uint64()
-		cpuBusy := running >= procs || runnable > 0
-		// A goroutine that allocates while the collector marks may have
-		// to wait (an assist) until the cycle ends, and then it is
-		// neither running nor runnable: CPU-bound workers look blocked.
-		// The runtime reports the cycles that ended, not one in progress
-		// (the heap's growth toward its goal does not tell either:
-		// runtime.GC starts a cycle at any time). So while cycles end
-		// often (one ended within gcOften), a worker counts as blocked
-		// only once a cycle has ended since it last moved (the end wakes
-		// every assist), or after busyWait, as when the CPUs are busy;
-		// and there is no ramp.
-		if c := samples[2].Value.Uint64(); c != p.gcCycles {
-			// The first count read is no news: the cycles it counts
-			// may have ended long ago.
-			if p.gcRead {
-				p.gcMovedAt = now
-			}
-			p.gcCycles, p.gcRead = c, true
-		}
-		gcMarking := p.gcMovedAt != 0 && now-p.gcMovedAt < int64(gcOften)
-		// Yield for the next tick unless the CPUs are saturated (then the
-		// timer is on time, and yielding would take CPU from others).
-		yieldNext = running < procs || runnable == 0
-		if stuck == 0 {
+		patient := m.cpuBusy || m.gcRecent && p.gcMovedAt <= w.mon.since
+		if patient && m.now-w.mon.since < int64(busyWait) {
 			continue
 		}
-		if statusOn() {
-			p.handOffKnown(active, gen, now, stuck)
-			continue
+		if p.detach(w, detachMonitor, w.mon.seq) {
+			detached++
+			p.counts.handedOff[handOffStuck].Add(1)
 		}
-		// The fallback: no statuses, only the sequence numbers, and the
-		// throttles below.
-		if cpuBusy && stuck < len(active) {
-			// The CPUs are busy and some worker is making progress: it
-			// takes the queued tasks in turn. (The one that seems stuck
-			// may only be waiting for a CPU, or for the operating system
-			// to run its thread.)
-			continue
-		}
-		detached := 0
-		for _, w := range active {
-			if w.mon.gen != gen || w.mon.since == now {
-				continue
-			}
-			patient := cpuBusy || gcMarking && p.gcMovedAt <= w.mon.since
-			if patient && now-w.mon.since < int64(busyWait) {
-				continue
-			}
-			if p.detach(w, detachMonitor, w.mon.seq) {
-				detached++
-				p.counts.handedOff[handOffStuck].Add(1)
-			}
-		}
-		if detached == 0 {
-			continue
-		}
-		p.spawnUpTo(detached)
-		if stuck == len(active) && !cpuBusy && !gcMarking {
-			// The ramp (see above).
-			p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
-		}
+	}
+	if detached == 0 {
+		return
+	}
+	p.spawnUpTo(detached)
+	if m.stuck == len(m.active) && !m.cpuBusy && !m.gcRecent {
+		// The ramp (see above).
+		p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
 	}
 }
 

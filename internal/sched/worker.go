@@ -415,6 +415,8 @@ func (w *worker) execute(t *task, own *int64) {
 	w.endTask()
 	if w.handedOn.Load() == seq {
 		sites.mark(f) // it blocked (status.go): see sites.go
+	} else if sites.any.Load() {
+		sites.ended(f)
 	}
 	w.afterTask(g, admitted, injected, own)
 }

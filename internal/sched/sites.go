@@ -52,7 +52,7 @@ type site struct {
 }
 
 const (
-	siteSlots  = 256  // a power of two
+	siteSlots   = 256  // a power of two
 	siteBudget  = 1024 // tasks run on their own goroutines per mark
 	siteStrikes = 4    // probes in a row that do not block to clear a mark
 )

@@ -122,17 +122,6 @@
 //     queued tasks one at a time, as an errgroup goroutine would have run
 //     them, and then waits as a spare; spares are reused newest first, so
 //     a service's waves of blocking tasks run on the same few goroutines.
-//   - wsgroup learns which Go call sites block: when a task returns whose
-//     worker gave up its slot because the task was blocked, the next 1,024
-//     tasks of the same function (the same func literal, or the same
-//     named function) start on a goroutine of their own, as errgroup
-//     starts every task: such tasks gain nothing from the workers, and
-//     each would cost a hand-off. Then a task of the site runs on the
-//     workers again, and the site is learned again only if it blocks
-//     again. A task on its own goroutine is a task like any other: it
-//     counts in its group and its limit, a Go inside it on a full limited
-//     group does not block, and its panic and runtime.Goexit behave as on
-//     errgroup's goroutine.
 //
 // The statuses are read with Go 1.26 on linux/amd64 and linux/arm64. When
 // the program starts, a check of a few milliseconds (its goroutines are
@@ -217,9 +206,7 @@
 // differences, each stated where it applies:
 //
 //   - Tasks run on reused worker goroutines shared by the whole process,
-//     on the goroutine of a Wait of their own group, or, for a Go call
-//     site whose tasks were seen blocked, on a goroutine of their own (see
-//     Blocking tasks); goroutine-specific
+//     or on the goroutine of a Wait of their own group; goroutine-specific
 //     state, such as the pprof labels of the caller of Go, is not managed
 //     ([Group.Go], [Group.Wait]).
 //   - Inside a task, Go on a limited group does not block ([Group.Go]).
@@ -238,6 +225,5 @@
 //     waits that read as the runtime's own, and, where goroutine statuses
 //     are not read, up to 20 ms a slot while other goroutines keep every
 //     CPU busy: see Blocking tasks), where errgroup's goroutine would
-//     start at once; once its call site is learned as blocking, it starts
-//     at once too.
+//     start at once.
 package wsgroup

@@ -112,15 +112,13 @@ func (g *Group) Wait() error {
 }
 
 // Go calls the given function in a new task: on one of the worker goroutines
-// that every Group of the process shares, on the goroutine of a Wait of the
-// group (see Wait), or, when tasks of the same function were seen blocked,
-// on a goroutine of its own, as errgroup's Go does (see Blocking tasks in
-// the package documentation). Goroutine-specific state is not managed: the
-// function runs with whatever pprof labels its goroutine has, and on that
-// goroutine's OS thread. On a worker those are the labels of the goroutine
-// that started the worker, which may be any caller of Go of any group, and
-// the labels a previous task set with pprof.SetGoroutineLabels; on a Wait's
-// goroutine, its caller's; on a goroutine of its own, none. If profiles
+// that every Group of the process shares, or on the goroutine of a Wait of
+// the group (see Wait), never on a goroutine of its own. Goroutine-specific
+// state is not managed: the function runs with whatever pprof labels its
+// goroutine has, and on that goroutine's OS thread. On a worker those are
+// the labels of the goroutine that started the worker, which may be any
+// caller of Go of any group, and the labels a previous task set with
+// pprof.SetGoroutineLabels; on a Wait's goroutine, its caller's. If profiles
 // must attribute the function's work, label it inside the function with
 // pprof.Do (when Do returns, the goroutine keeps the labels of the context
 // given to Do).

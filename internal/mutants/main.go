@@ -105,8 +105,6 @@ var (
 		[]string{"-run", "TestStatusCPUBoundNotBlocked", "./internal/sched"}, nil}
 	statusRamp = check{"sched: a fan-out of blocking tasks starts after a few hand-offs, not one each",
 		[]string{"-run", "TestStatusRampsBlockingFanOut", "./internal/sched"}, nil}
-	blockingSites = check{"sched: a site whose tasks block runs its next tasks on goroutines of their own",
-		[]string{"-run", "TestBlockingSiteRunsOnOwnGoroutine", "./internal/sched"}, nil}
 	gstatusWaits = check{"gstatus: the collector's and the runtime's own waits never read Blocked",
 		[]string{"-run", "TestCollectorWaitIsNotBlocked|TestRuntimeSemaphoreIsNotBlocked", "./internal/gstatus"}, nil}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
@@ -491,20 +489,6 @@ var mutants = []mutant{
 		file:  "internal/sched/status.go",
 		edits: []edit{{"\tif blocked == others {", "\tif false {"}},
 		check: statusRamp,
-	},
-	{
-		name:  "sites-never-marked",
-		bug:   "a task that returns after its worker was handed on as blocked does not mark its site",
-		file:  "internal/sched/worker.go",
-		edits: []edit{{"\t\tsites.mark(f) // it blocked", "\t\t_ = f // it blocked"}},
-		check: blockingSites,
-	},
-	{
-		name:  "sites-marks-cpu",
-		bug:   "every task that returns marks its site blocking, CPU-bound ones included",
-		file:  "internal/sched/worker.go",
-		edits: []edit{{"\tif w.handedOn.Load() == seq {", "\tif seq != 0 {"}},
-		check: blockingSites,
 	},
 	{
 		name:  "gstatus-collector-wait-blocked",

@@ -58,10 +58,7 @@
 // (watchdog.go) sees its task sequence number stand still for a sample
 // while tasks wait; watchdog.go states the progress guarantee this gives
 // and the fallback's throttles that use the runtime's metrics. Goroutines
-// that left a slot wait as spares (spare.go) to be given another. Which
-// Go sites block, learned from the tasks handed on as blocked, and the
-// goroutine of its own that their next tasks run on, is sites.go
-// (Group.queue asks it).
+// that left a slot wait as spares (spare.go) to be given another.
 //
 // # A slot's states
 //
@@ -132,9 +129,7 @@
 //     runs whatever keeps the workers stuck: TestHandOffBlocked,
 //     TestHandOffProgress, TestHandOffGCStorm (handoff_test.go),
 //     TestStatusPosterHandsOff (posters alone, the monitor switched off),
-//     TestStatusRampsBlockingFanOut, TestBlockingSiteRunsOnOwnGoroutine,
-//     TestOwnGoroutineKeepsTaskSemantics, TestOwnGoroutineCrash
-//     (sites_test.go),
+//     TestStatusRampsBlockingFanOut,
 //     TestStatusCPUBoundNotBlocked, TestStatusOffFallsBack
 //     (status_test.go), the status reader's own proofs in package gstatus,
 //     TestWatchdogChain, TestWatchdogFanOutBlocking,

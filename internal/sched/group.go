@@ -188,13 +188,8 @@ func (sl *groupSlow) refusesGo() bool {
 }
 
 // queue puts f, a task of g already counted as active, on w's deque, or
-// into the injector when the caller is not a worker (w nil); or, when f's
-// site is known to block, starts it on a goroutine of its own (sites.go).
+// into the injector when the caller is not a worker (w nil).
 func (g *Group) queue(f func() error, w *worker) {
-	if sites.any.Load() && sites.blocking(f) {
-		g.goOwn(f)
-		return
-	}
 	if w != nil {
 		w.pushLocal(f, g)
 	} else {

@@ -266,10 +266,6 @@ func TestSparesReused(t *testing.T) {
 	testkit.SetProcs(t, procs)
 	guardPool(t, func() {
 		wave := func() {
-			// Each wave starts with the fan-out's site unlearned: a site
-			// learned as blocking runs its tasks on goroutines of their
-			// own (sites.go), not on the pool whose spares this tests.
-			ForgetSites()
 			var g Group
 			<-testkit.FanOut(&g, n, nil)
 			wantNil(t, "Wait()", g.Wait())

@@ -196,10 +196,7 @@ func fibPlain(n int) int {
 	return fibPlain(n-1) + fibPlain(n-2)
 }
 
-func TestMain(m *testing.M) {
-	testkit.AtGuard(ForgetSites)
-	goleak.VerifyTestMain(testkit.Settled(m))
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testkit.Settled(m)) }
 
 // spin busy-waits for about d.
 func spin(d time.Duration) {

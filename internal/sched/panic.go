@@ -101,25 +101,22 @@ func (w *worker) call(f func() error, g *Group, admitted bool) {
 		w.goexit = true
 	}()
 	w.depth++
-	returned, handled := g.callTask(f, w, false)
+	returned, handled := g.callTask(f, w)
 	ended = true
 	if !returned && !handled {
-		g.taskPanicked(nil, crashHow(w, false)) // panic(nil) under GODEBUG=panicnil=1
+		g.taskPanicked(nil, crashHow(w)) // panic(nil) under GODEBUG=panicnil=1
 	}
 }
 
 // crashHow tells taskPanicked how the panic of a task that ran on w (or,
-// w nil, on the goroutine of a Wait outside the pool, or, own, on a
-// goroutine of its own: sites.go) must crash the program (see call): ""
-// to raise it again, for a task that is the only one on its goroutine;
-// otherwise what fatalPanic should say.
+// w nil, on the goroutine of a Wait outside the pool) must crash the
+// program (see call): "" to raise it again, for a task that is the only
+// one on its worker's goroutine; otherwise what fatalPanic should say.
 // The depth it reads, when the panic is recovered, is the task's own: the
 // tasks nested above it on the goroutine have ended (and restored it) by
 // then. It is only called on the panic path, not for every task.
-func crashHow(w *worker, own bool) string {
+func crashHow(w *worker) string {
 	switch {
-	case own:
-		return ""
 	case w == nil:
 		return onWaiter
 	case w.depth > 1:
@@ -128,22 +125,21 @@ func crashHow(w *worker, own bool) string {
 	return ""
 }
 
-// callTask calls f, a task of g running on w (nil outside the pool; own:
-// on a goroutine of its own), and passes its error to fail or its panic to
-// taskPanicked (see crashHow).
+// callTask calls f, a task of g running on w (nil outside the pool), and
+// passes its error to fail or its panic to taskPanicked (see crashHow).
 // It reports returned when f returned, handled when f panicked with a
 // non-nil value that taskPanicked handled (the group recovered it); it
 // does not return when f called runtime.Goexit, nor when taskPanicked
 // raised the panic again. The deferred function runs above f's frames, so
 // a stack taken there shows where f panicked.
-func (g *Group) callTask(f func() error, w *worker, own bool) (returned, handled bool) {
+func (g *Group) callTask(f func() error, w *worker) (returned, handled bool) {
 	defer func() {
 		if returned {
 			return
 		}
 		if r := recover(); r != nil {
 			handled = true
-			g.taskPanicked(r, crashHow(w, own))
+			g.taskPanicked(r, crashHow(w))
 		}
 	}()
 	if err := f(); err != nil {
@@ -161,10 +157,7 @@ func (g *Group) callTask(f func() error, w *worker, own bool) (returned, handled
 // panic that the group does not recover ends the program (fatalPanic); and
 // a runtime.Goexit in f ends the task as finished and goes on unwinding
 // the caller's goroutine, which has no slot to hand to a successor.
-//
-// On a goroutine of its own (own: see sites.go) nothing lies below f, and
-// a panic is raised again there, as errgroup's goroutine would raise it.
-func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts, own bool) {
+func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts) {
 	ended := false // callTask returned: no Goexit
 	defer func() {
 		c.tasks++
@@ -173,10 +166,10 @@ func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts, own
 		}
 		g.afterOutsideTask(admitted) // runtime.Goexit
 	}()
-	returned, handled := g.callTask(f, nil, own)
+	returned, handled := g.callTask(f, nil)
 	ended = true
 	if !returned && !handled {
-		g.taskPanicked(nil, crashHow(nil, own)) // panic(nil) under GODEBUG=panicnil=1
+		g.taskPanicked(nil, crashHow(nil)) // panic(nil) under GODEBUG=panicnil=1
 	}
 	g.afterOutsideTask(admitted)
 }

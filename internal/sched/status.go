@@ -177,7 +177,6 @@ func (p *Pool) handOffBlocked(active []*worker, now int64, self *worker) int {
 			blocked++ // counts for the ramp even if only seen once yet
 		}
 		if ok && p.detach(w, detachMonitor, s) {
-			w.handedOn.Store(s)
 			n++
 		}
 	}

@@ -189,7 +189,7 @@ func (g *Group) helpOutside() {
 	isG := func(t *task) bool { return t.g.Load() == g }
 	for g.count() != 0 {
 		if f := global.inj.unpushIf(g); f != nil {
-			g.runOutside(f, &c, false)
+			g.runOutside(f, &c)
 			continue
 		}
 		t := global.stealFor(isG)
@@ -199,14 +199,13 @@ func (g *Group) helpOutside() {
 		c.steals++
 		// The record is not recycled: free lists belong to workers.
 		f := t.f
-		g.runOutside(f, &c, false)
+		g.runOutside(f, &c)
 	}
 }
 
 // runOutside runs f, a task of g that the calling goroutine (not a worker)
-// has taken, and accounts for it; c counts it if it ran. own: the
-// goroutine was started for f (sites.go).
-func (g *Group) runOutside(f func() error, c *outsideCounts, own bool) {
+// has taken, and accounts for it; c counts it if it ran.
+func (g *Group) runOutside(f func() error, c *outsideCounts) {
 	if g.skips() {
 		g.drop(nil, false)
 		return
@@ -218,7 +217,7 @@ func (g *Group) runOutside(f func() error, c *outsideCounts, own bool) {
 		}
 		admitted = true
 	}
-	g.callOutside(f, admitted, c, own)
+	g.callOutside(f, admitted, c)
 }
 
 // awaitOutside is waitOutside after a short poll of the count: the tasks

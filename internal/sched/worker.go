@@ -45,10 +45,6 @@ type worker struct {
 	// in a task (see worker.blockedFor), shared by the monitor and the
 	// posters: seq<<32 | the time of that read. 0: none.
 	seen stdatomic.Uint64
-	// handedOn is the seq of the task in which handOffBlocked last
-	// handed this worker on as blocked (status.go), for execute to mark
-	// the task's site (sites.go) when it returns.
-	handedOn stdatomic.Uint32
 	// posts counts the saturated posts of this worker's pushes: every
 	// checkEvery-th reads the workers' statuses (Pool.saturated).
 	posts uint32
@@ -386,8 +382,7 @@ func (w *worker) execute(t *task, own *int64) {
 	f, g, injected := t.f, t.g.Load(), t.injected
 	w.freeTask(t)
 	w.started++
-	seq := w.started<<1 | 1
-	w.seq.Store(seq) // in a task: see worker.seq
+	w.seq.Store(w.started<<1 | 1) // in a task: see worker.seq
 	if g != w.cur {
 		// Before running a task of another group, which may run long or
 		// block, settle the completions of the previous group, whose Wait
@@ -413,11 +408,6 @@ func (w *worker) execute(t *task, own *int64) {
 	}
 	w.call(f, g, admitted)
 	w.endTask()
-	if w.handedOn.Load() == seq {
-		sites.mark(f) // it blocked (status.go): see sites.go
-	} else if sites.any.Load() {
-		sites.ended(f)
-	}
 	w.afterTask(g, admitted, injected, own)
 }
 

@@ -57,13 +57,6 @@ func Timeout(t testing.TB) time.Duration {
 	return d
 }
 
-// AtGuard registers f to run at the start of every Guard, before its
-// body: for state that the process keeps and that a test must not inherit
-// from the tests before it (a package's TestMain registers it).
-func AtGuard(f func()) { atGuard = append(atGuard, f) }
-
-var atGuard []func()
-
 // Guard runs body on the calling goroutine, so body may call t.Fatal. If
 // body has not returned within Timeout(t), Guard writes the stack of every
 // goroutine to standard error and panics from a timer goroutine, which
@@ -71,9 +64,6 @@ var atGuard []func()
 // is what one needs to find out why it hung.
 func Guard(t testing.TB, body func()) {
 	t.Helper()
-	for _, f := range atGuard {
-		f()
-	}
 	d := Timeout(t)
 	name := t.Name()
 	timer := time.AfterFunc(d, func() {

@@ -93,36 +93,13 @@ func TestHandOffBlocked(t *testing.T) {
 					testkit.SetProcs(t, procs)
 					guardPool(t, func() {
 						block, release := b.make(t, procs)
-						var started atomic.Int32
 						var g Group
-						blockTask := func() error { started.Add(1); block(); return nil }
 						released := make(chan int, 1)
-						releaseTask := func() error {
+						blockBehind(t, &g, procs, from, block, func() error {
 							released <- detachedFor(detachMonitor)
 							release()
 							return nil
-						}
-						// All workers but one blocked first, so that the
-						// last one's deque is the only place left.
-						for range procs - 1 {
-							g.Go(blockTask)
-						}
-						testkit.WaitUntil(t, "the blocking tasks started", func() bool { return started.Load() == int32(procs-1) })
-						switch from {
-						case "outside":
-							g.Go(blockTask)
-							testkit.WaitUntil(t, "every worker blocked", func() bool { return started.Load() == int32(procs) })
-							g.Go(releaseTask)
-						case "inside":
-							g.Go(func() error {
-								var m Group
-								m.Go(releaseTask) // onto this worker's deque
-								if err := blockTask(); err != nil {
-									return err
-								}
-								return m.Wait()
-							})
-						}
+						})
 						if d := <-released; d == 0 {
 							t.Errorf("the releasing task ran with no worker detached by the monitor")
 						}
@@ -182,6 +159,38 @@ func TestHandOffProgress(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// blockBehind blocks every worker of a pool of procs in a task of g that
+// calls block, and queues last behind them: from outside once every
+// worker is blocked, or from inside, onto the deque of a worker whose
+// task then blocks. All workers but one are blocked first, so that the
+// last one's deque is the only place left.
+func blockBehind(t *testing.T, g *Group, procs int, from string, block func(), last func() error) {
+	t.Helper()
+	var started atomic.Int32
+	blockTask := func() error { started.Add(1); block(); return nil }
+	for range procs - 1 {
+		g.Go(blockTask)
+	}
+	testkit.WaitUntil(t, "the blocking tasks started", func() bool { return started.Load() == int32(procs-1) })
+	switch from {
+	case "outside":
+		g.Go(blockTask)
+		testkit.WaitUntil(t, "every worker blocked", func() bool { return started.Load() == int32(procs) })
+		g.Go(last)
+	case "inside":
+		g.Go(func() error {
+			var m Group
+			m.Go(last) // onto this worker's deque
+			if err := blockTask(); err != nil {
+				return err
+			}
+			return m.Wait()
+		})
+	default:
+		panic("blockBehind: from is neither outside nor inside: " + from)
 	}
 }
 

@@ -45,35 +45,14 @@ func TestStatusPosterHandsOff(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/procs=%d/%s", b.name, procs, from), func(t *testing.T) {
 					withRescueOff(t, procs, true, func() {
 						block, release := b.make(t, procs)
-						var started atomic.Int32
 						var g Group
-						blockTask := func() error { started.Add(1); block(); return nil }
 						before := handedOff(handOffBlocked)
 						released := make(chan uint64, 1)
-						releaseTask := func() error {
+						blockBehind(t, &g, procs, from, block, func() error {
 							released <- handedOff(handOffBlocked) - before
 							release()
 							return nil
-						}
-						for range procs - 1 {
-							g.Go(blockTask)
-						}
-						testkit.WaitUntil(t, "the blocking tasks started", func() bool { return started.Load() == int32(procs-1) })
-						switch from {
-						case "outside":
-							g.Go(blockTask)
-							testkit.WaitUntil(t, "every worker blocked", func() bool { return started.Load() == int32(procs) })
-							g.Go(releaseTask)
-						case "inside":
-							g.Go(func() error {
-								var m Group
-								m.Go(releaseTask) // onto this worker's deque
-								if err := blockTask(); err != nil {
-									return err
-								}
-								return m.Wait()
-							})
-						}
+						})
 						var other Group
 						posts := 0
 						var n uint64

@@ -96,28 +96,28 @@
 //     for more than about a millisecond) gives up its slot as soon as this
 //     has been seen twice, at least 50 µs apart, within the same task. The
 //     monitor looks, a goroutine that runs while tasks are queued and no
-//     worker is idle to take them, every 100 µs; so does a Go that finds
-//     every worker busy (one in 16 of them, at most once per 50 µs). A
+//     worker is idle to take them, every 100 µs; so do some of the Go
+//     calls that find every worker busy (at most one round of looks per
+//     50 µs for the whole process). A
 //     parked spare goroutine (or a new one) takes the slot at once, and the
 //     tasks queued on the blocked worker's own deque move to the shared
 //     queue.
 //   - A worker whose task runs, or waits for a CPU, is never taken for
 //     blocked, nor one that waits for the garbage collector: CPU-bound
 //     work, collections included, never grows the set of workers past
-//     GOMAXPROCS. Only a task that has been on a CPU (or waiting for one)
-//     for 100 ms while no other worker has started a task gives up its
-//     slot, so that a task that spins until another queued task has run
+//     GOMAXPROCS. Only a task that has stood still for 100 ms while no
+//     other worker has started a task gives up its slot, whatever it
+//     does, so that a task that spins until another queued task has run
 //     cannot hold up the queue for ever.
 //   - Some waits count as neither: a goroutine parked on one of the
 //     runtime's own semaphores (for example, the second of two goroutines
 //     reading the same *os.File at once), on a nil channel or an empty
 //     select, reads as held by the runtime, since the collector parks
 //     goroutines the same way. Such a task gives up its slot after the
-//     100 ms above, or when the task that holds the lock it waits for has
-//     been handed on.
-//   - When every worker is blocked, the monitor also starts a goroutine
-//     for each queued task that no idle worker is there to take, as
-//     errgroup would have.
+//     100 ms above.
+//   - When every worker is blocked, whoever hands one on also starts a
+//     goroutine for each queued task that no idle worker is there to
+//     take, as errgroup would have.
 //   - A worker whose task returns after it gave up its slot goes on taking
 //     queued tasks one at a time, as an errgroup goroutine would have run
 //     them, and then waits as a spare; spares are reused newest first, so

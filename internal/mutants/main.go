@@ -103,6 +103,8 @@ var (
 		[]string{"-run", "TestStatusPosterHandsOff", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	statusCPU = check{"sched: CPU-bound workers beside busy goroutines never count as blocked",
 		[]string{"-run", "TestStatusCPUBoundNotBlocked", "./internal/sched"}, nil}
+	statusBound = check{"sched: a worker that stands still in a wait that never reads blocked is handed on after a bound",
+		[]string{"-run", "TestStatusRuntimeWaitHandedOnAfterBound", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=15s"}}
 	statusRamp = check{"sched: a fan-out of blocking tasks starts after a few hand-offs, not one each",
 		[]string{"-run", "TestStatusRampsBlockingFanOut", "./internal/sched"}, nil}
 	gstatusWaits = check{"gstatus: the collector's and the runtime's own waits never read Blocked",
@@ -489,6 +491,13 @@ var mutants = []mutant{
 		file:  "internal/sched/status.go",
 		edits: []edit{{"\tif blocked == others {", "\tif false {"}},
 		check: statusRamp,
+	},
+	{
+		name:  "status-no-long-bound",
+		bug:   "with statuses read, a worker that stands still without reading blocked (a runtime semaphore) is never handed on",
+		file:  "internal/sched/watchdog.go",
+		edits: []edit{{"now-w.mon.since < int64(runWait) || w.mon.seq&1 == 0 {", "true {"}},
+		check: statusBound,
 	},
 	{
 		name:  "gstatus-collector-wait-blocked",

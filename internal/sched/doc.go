@@ -70,7 +70,7 @@
 // Every transition is made under Pool.mu:
 //
 //	free     → attached          startLocked: a spawn within capacity, on a spare or a new goroutine
-//	free     → detached(monitor) startLocked(true): the monitor's ramp
+//	free     → detached(monitor) startLocked(true): the ramp (watchdog.go, status.go)
 //	attached → detached(wait)    detach: worker.block, a Wait with nothing left to help with
 //	attached → detached(monitor) detach: status.go (blocked), watchdog.go (stuck)
 //	detached → attached          reattach, when its last reason is cleared: worker.unblock,

@@ -28,12 +28,14 @@ import (
 // the monitor to get a CPU beside busy goroutines. Both share the marks
 // (worker.seen): whichever reads second with the gap behind it hands off.
 //
-// A worker that runs (or waits for a CPU) in one task while tasks wait is
-// the Go scheduler's to time-slice; the monitor hands it on only after
-// runWait with no attached worker moving (see watchdog.go), which bounds
-// the wait of a task queued behind one that spins forever on something
-// only that task would do. One that waits for the collector is never
-// handed on: the collection ends.
+// A worker that stays in one task without reading blocked (it runs, waits
+// for a CPU, waits for the collector, or waits on one of the runtime's own
+// semaphores, which the collector uses too) is handed on by the monitor
+// only after runWait with no attached worker moving (see watchdog.go): a
+// long CPU-bound task is the Go scheduler's to time-slice and a collection
+// ends, but the wait of a task queued behind one that spins for ever on
+// something only that task would do, or waits on a file's read lock, must
+// have a bound.
 //
 // Where statuses cannot be read (gstatus.On is false: an untested Go
 // release or architecture, a layout the start-up check rejected, or
@@ -49,11 +51,12 @@ const (
 	// call that is still in progress over a longer span counts (the
 	// runtime's sysmon retakes such a processor after 20 µs to 10 ms).
 	syscallGap = time.Millisecond
-	// runWait: how long a worker must have run (or waited for a CPU) in
-	// one task, with no attached worker starting a task meanwhile, before
-	// the monitor hands it on (handOffKnown). Several of the Go
-	// scheduler's time slices (10 ms): a worker that only waits for a CPU
-	// gets one back within that, unless the machine is overloaded.
+	// runWait: how long a worker that does not read blocked must have
+	// stood still in one task, with no attached worker starting a task
+	// meanwhile, before the monitor hands it on (handOffKnown). Several of
+	// the Go scheduler's time slices (10 ms): a worker that only waits for
+	// a CPU, or for a collection, gets going again within that, unless the
+	// machine is overloaded.
 	runWait = 100 * time.Millisecond
 	// checkEvery: a poster that finds the pool saturated reads the
 	// workers' statuses on one saturated post in checkEvery (counted per
@@ -74,14 +77,13 @@ func selfHandle() *gstatus.Handle {
 	return &h
 }
 
-// blockedFor reads w's occupant's status at now and reports whether it
-// counts as blocked (see above), with the seq it read: the hand-off must
-// find the worker still in that task (Pool.detach). Any goroutine may
-// call it.
+// blockedFor reads w's occupant's status and reports whether it counts as
+// blocked (see above), with the seq it read: the hand-off must find the
+// worker still in that task (Pool.detach). Any goroutine may call it.
 //
 // st is what the read found; Unknown when the worker is between tasks
 // (seq even), moved on during the read, or has no handle.
-func (w *worker) blockedFor(now int64) (seq uint32, st gstatus.Status, blocked bool) {
+func (w *worker) blockedFor() (seq uint32, st gstatus.Status, blocked bool) {
 	h := w.handle.Load()
 	if h == nil {
 		return 0, gstatus.Unknown, false
@@ -112,16 +114,19 @@ func (w *worker) blockedFor(now int64) (seq uint32, st gstatus.Status, blocked b
 		return s, st, false
 	}
 	// The mark: seq in the high half, the read's time in the low half in
-	// units of 1,024 ns, which wraps after about 73 minutes; the
-	// difference of two such times is exact within that. s is odd, so a
-	// mark is never 0.
-	t := uint32(now >> 10)
+	// units of 1,024 ns, which wraps after about 73 minutes; the signed
+	// difference of two such times is exact within half of that. s is
+	// odd, so a mark is never 0. The clock is read here, after the status,
+	// not taken from the caller: another reader may have stored a later
+	// mark meanwhile, and an earlier time of ours would make the span
+	// look negative (too soon) rather than long.
+	t := uint32(nanotime() >> 10)
 	m := w.seen.Load()
 	if uint32(m>>32) != s {
 		w.seen.Store(uint64(s)<<32 | uint64(t))
 		return s, st, false
 	}
-	return s, st, time.Duration(t-uint32(m))<<10 >= gap
+	return s, st, time.Duration(int32(t-uint32(m)))<<10 >= gap
 }
 
 // saturated is called by a poster that found the pool saturated: no
@@ -150,11 +155,11 @@ func (p *Pool) checkStatuses(self *worker) {
 	if now-last < int64(blockedGap) || !p.checkedAt.CompareAndSwap(last, now) {
 		return
 	}
-	p.handOffBlocked(p.scanned(), now, self)
+	p.handOffBlocked(p.scanned(), self)
 }
 
 // handOffBlocked detaches (detach.go) the workers of active that count as
-// blocked at now, starts a worker in the place of each (a parked spare if
+// blocked, starts a worker in the place of each (a parked spare if
 // there is one), and returns how many it detached. When it detached one
 // and every other worker of active but self (a worker about to run a task
 // it has just found, or nil) reads blocked too, if only for the first
@@ -165,14 +170,14 @@ func (p *Pool) checkStatuses(self *worker) {
 // goroutine of its own at once. Handing them on one check at a time would
 // take a check per task, each replacement blocking in its turn. (Not
 // when self is a worker in a task, one that posts: it runs.)
-func (p *Pool) handOffBlocked(active []*worker, now int64, self *worker) int {
+func (p *Pool) handOffBlocked(active []*worker, self *worker) int {
 	blocked, n, others := 0, 0, len(active)
 	for _, w := range active {
 		if w == self {
 			others--
 			continue
 		}
-		s, st, ok := w.blockedFor(now)
+		s, st, ok := w.blockedFor()
 		if st == gstatus.Blocked || st == gstatus.Syscall {
 			blocked++ // counts for the ramp even if only seen once yet
 		}

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -218,4 +219,45 @@ func TestStatusRampsBlockingFanOut(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestStatusRuntimeWaitHandedOnAfterBound: at GOMAXPROCS 1, two tasks read
+// one pipe and the task that writes to it is queued behind them. The
+// first reader parks in the poller (blocked) and is handed on; the second
+// waits for the file's read lock, a runtime semaphore, which never reads
+// blocked. The pool is at its capacity with the writer queued: only the
+// monitor's bound for workers that stand still (runWait) hands the second
+// reader's slot on, and without it the program would stall, where
+// errgroup runs all three at once.
+func TestStatusRuntimeWaitHandedOnAfterBound(t *testing.T) {
+	needStatus(t)
+	testkit.SetProcs(t, 1)
+	guardPool(t, func() {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		defer w.Close()
+		var g Group
+		var started atomic.Int32
+		read := func() error {
+			started.Add(1)
+			var b [1]byte
+			_, err := r.Read(b[:])
+			return err
+		}
+		g.Go(read)
+		testkit.WaitUntil(t, "the first reader started", func() bool { return started.Load() == 1 })
+		g.Go(read)
+		testkit.WaitUntil(t, "the second reader started", func() bool { return started.Load() == 2 })
+		wrote := make(chan struct{})
+		g.Go(func() error {
+			defer close(wrote)
+			_, err := w.Write([]byte{1, 2})
+			return err
+		})
+		<-wrote // not Wait, which would run the writer itself
+		wantNil(t, "Wait()", g.Wait())
+	})
 }

@@ -4,8 +4,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"time"
-
-	"github.com/go-steal/steal/internal/gstatus"
 )
 
 // The watchdog is the pool's monitor: it keeps the pool from starving.
@@ -25,9 +23,8 @@ import (
 // monitor learns from the worker goroutine's own status where the runtime
 // lets it read that (status.go): a worker blocked in the task (a channel,
 // a sleep, a lock, I/O, a long system call) is detached at once
-// (handOffKnown); one that runs or waits for a CPU only after runWait
-// with no attached worker moving; one that waits for the garbage
-// collector, never. Detached
+// (handOffKnown: at once once it has been seen blocked twice, 50 µs
+// apart); any other only after runWait with no attached worker moving. Detached
 // (detach.go), a worker no longer counts against GOMAXPROCS, another
 // worker (a parked spare, or a new goroutine) starts in its place at once,
 // and its deque goes to the injector. When its task returns, the worker
@@ -71,8 +68,9 @@ import (
 //     take, as errgroup would have started a goroutine for each. Those that
 //     block are detached at the next sample; the others find the pool
 //     above capacity and leave. Not while collections may be marking.
-//     (With statuses read, the ramp follows a tick that found every
-//     attached worker blocked.)
+//     (With statuses read, the ramp follows any hand-off, by the monitor
+//     or a poster, that finds every other attached worker reading
+//     blocked: status.go.)
 //
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
@@ -359,22 +357,25 @@ func (m *monitor) handOffStuck() {
 // handOffKnown is a tick's hand-off when the workers' statuses are read
 // (status.go): it hands on every worker of active that counts as blocked,
 // at once (handOffBlocked, which also ramps up when all of them are), and
-// one that has stood still for runWait in a task in which it runs (or
-// waits for a CPU) only while no attached worker moves (stuck ==
-// len(active)): a long CPU-bound task is the Go scheduler's to
-// time-slice, but one that spins until a queued task has run must not
-// hold its slot for ever. One that waits for the collector, never.
+// any other that has stood still for runWait in one task only while no
+// attached worker moves (stuck == len(active)): a long CPU-bound task is
+// the Go scheduler's to time-slice, and a collection ends, but a task that
+// spins until a queued task has run, or waits where no read counts it as
+// blocked (a runtime semaphore such as a file's read lock, a nil channel),
+// must not hold its slot for ever.
 func (p *Pool) handOffKnown(active []*worker, gen uint64, now int64, stuck int) {
-	p.handOffBlocked(active, now, nil)
+	p.handOffBlocked(active, nil)
 	if stuck < len(active) {
 		return
 	}
 	detached := 0
 	for _, w := range active {
-		if w.mon.gen != gen || w.mon.since == now || now-w.mon.since < int64(runWait) {
+		// In a task (odd seq) that has not moved for runWait; those read
+		// blocked were handed on above (detach refuses them now).
+		if w.mon.gen != gen || w.mon.since == now || now-w.mon.since < int64(runWait) || w.mon.seq&1 == 0 {
 			continue
 		}
-		if s, st, _ := w.blockedFor(now); (st == gstatus.Running || st == gstatus.Runnable) && p.detach(w, detachMonitor, s) {
+		if p.detach(w, detachMonitor, w.mon.seq) {
 			detached++
 		}
 	}

@@ -45,8 +45,9 @@ type worker struct {
 	// in a task (see worker.blockedFor), shared by the monitor and the
 	// posters: seq<<32 | the time of that read. 0: none.
 	seen stdatomic.Uint64
-	// posts counts the saturated posts of this worker's pushes: every
-	// checkEvery-th reads the workers' statuses (Pool.saturated).
+	// posts counts this worker's pushes: a saturated push whose count is
+	// a multiple of checkEvery reads the workers' statuses
+	// (Pool.saturated).
 	posts uint32
 
 	mon monMarks // the monitor's alone (watchdog.go)
@@ -160,6 +161,9 @@ func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 func (w *worker) replace() {
 	w.goexit = false
 	w.depth = 0
+	// Between tasks (see worker.seq): the slot's next status reads are of
+	// the new goroutine, which is not in the task that ended.
+	w.seq.Store(w.started << 1)
 	w.settle()
 	w.publish()
 	w.pool.countReplace()

@@ -203,6 +203,9 @@ type poolCounts struct {
 	// read blocked (status.go), [handOffStuck] those only seen stuck (on
 	// the fallback, or running for long). For tests; not in Stats.
 	handedOff [2]stdatomic.Uint64
+	// ramps counts the hand-offs by status that also ramped up (status.go:
+	// handOffBlocked). For tests; not in Stats.
+	ramps stdatomic.Uint64
 }
 
 // The kinds of hand-off, indexes of poolCounts.handedOff.

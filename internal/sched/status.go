@@ -191,6 +191,7 @@ func (p *Pool) handOffBlocked(active []*worker, self *worker) int {
 	p.counts.handedOff[handOffBlocked].Add(uint64(n))
 	p.spawnUpTo(n)
 	if blocked == others {
+		p.counts.ramps.Add(1)
 		p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
 	}
 	return n

@@ -183,12 +183,13 @@ func TestStatusOffFallsBack(t *testing.T) {
 }
 
 // TestStatusRampsBlockingFanOut: 64 tasks queued from outside that all
-// block (on a channel closed once all have started) start on goroutines
-// of their own after a few hand-offs, not one hand-off each: once every
-// worker reads blocked, whoever hands the next one on also starts a worker
-// for each queued task (handOffBlocked's ramp). Without the ramp each
-// replacement takes one task and blocks in it, and 62 hand-offs follow
-// one another.
+// block (on a channel closed once all have started) start on goroutines of
+// their own, and a hand-off that finds every other worker blocked also
+// starts a worker for each queued task (handOffBlocked's ramp) instead of
+// one replacement each: the ramp is seen to happen. (How many hand-offs it
+// saves depends on whether the workers started last are already blocked
+// when it looks, which a loaded machine decides; so the count is logged,
+// not bounded.)
 func TestStatusRampsBlockingFanOut(t *testing.T) {
 	needStatus(t)
 	const n = 64
@@ -196,7 +197,8 @@ func TestStatusRampsBlockingFanOut(t *testing.T) {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			testkit.SetProcs(t, procs)
 			guardPool(t, func() {
-				for range 3 { // the first round starts goroutines, the next ones reuse spares
+				rampsBefore := global.counts.ramps.Load()
+				for round := range 3 { // the first round starts goroutines, the next ones reuse spares
 					before := handedOff(handOffBlocked)
 					var g Group
 					var started atomic.Int32
@@ -212,9 +214,10 @@ func TestStatusRampsBlockingFanOut(t *testing.T) {
 					}
 					<-all // not Wait, which would run a task itself
 					wantNil(t, "Wait()", g.Wait())
-					if d := handedOff(handOffBlocked) - before; d >= n/2 {
-						t.Errorf("%d blocked workers handed on one by one for %d blocking tasks, want fewer than %d", d, n, n/2)
-					}
+					t.Logf("round %d: %d blocked workers handed on for %d blocking tasks", round, handedOff(handOffBlocked)-before, n)
+				}
+				if global.counts.ramps.Load() == rampsBefore {
+					t.Errorf("three fan-outs of %d blocking tasks, and no hand-off ramped up", n)
 				}
 			})
 		})

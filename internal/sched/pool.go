@@ -74,7 +74,7 @@ type Pool struct {
 	gcRead    bool  // gcCycles has been read once
 	kick      chan struct{}
 
-	mu xsync.Mutex // guards slot occupancy and growth, live, detached and active changes
+	mu poolMutex // guards slot occupancy and growth, live, detached and active changes; never parks (poolmutex.go)
 	// freeSlots are the slots no goroutine occupies, most recently freed
 	// last (its deque's ring and sleeper are the warmest); under mu.
 	freeSlots []*worker

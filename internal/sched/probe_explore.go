@@ -6,6 +6,7 @@ import (
 	stdatomic "sync/atomic"
 
 	"github.com/go-steal/steal/internal/explore"
+	"github.com/go-steal/steal/internal/explore/xsync"
 )
 
 // submitPolls: see params.go and probe.go.
@@ -33,3 +34,7 @@ func startWatchdog(p *Pool) {
 
 // statusOn: see probe.go.
 func statusOn() bool { return false }
+
+// poolMutex: see poolmutex.go. Under the explorer, its own mutex, whose
+// every acquisition is a choice point.
+type poolMutex = xsync.Mutex

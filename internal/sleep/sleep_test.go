@@ -413,6 +413,21 @@ func (r *rig) run(t *testing.T, tick *time.Ticker, linger time.Duration, lost fu
 	}
 }
 
+// lostDone returns the check for a lost wake-up of the tests that make
+// done true and then call WakeWorker (reporting what it returned in woke):
+// once they have, the worker must not sleep.
+func (r *rig) lostDone(woke *atomic.Bool) func() string {
+	return func() string {
+		if !r.acted.Load() {
+			return ""
+		}
+		if b, ok := r.s.blockedNow(0); ok && b {
+			return fmt.Sprintf("the worker sleeps although done is true and WakeWorker returned %v", woke.Load())
+		}
+		return ""
+	}
+}
+
 // lostJob: a job is pending, whoever posted it is done, and the worker is
 // blocked: nobody will wake it.
 func (r *rig) lostJob() string {
@@ -548,21 +563,12 @@ func testDoneAt(t *testing.T, w window, n int) {
 		r.done.Store(true)
 		woke.Store(r.s.WakeWorker(0))
 	}
-	lost := func() string {
-		if !r.acted.Load() {
-			return ""
-		}
-		if b, ok := r.s.blockedNow(0); ok && b {
-			return fmt.Sprintf("the worker sleeps although done is true and WakeWorker returned %v", woke.Load())
-		}
-		return ""
-	}
 	setHooks(t, r.hook)
 	for i := range n {
 		r.done.Store(false)
 		woke.Store(false)
 		r.arm()
-		sp, ok := r.run(t, tick, 0, lost)
+		sp, ok := r.run(t, tick, 0, r.lostDone(&woke))
 		if !ok {
 			return
 		}
@@ -623,22 +629,13 @@ func TestDoneWhileWorkerReadsDone(t *testing.T) {
 		}
 		return d
 	}
-	lost := func() string {
-		if !r.acted.Load() {
-			return ""
-		}
-		if b, ok := r.s.blockedNow(0); ok && b {
-			return fmt.Sprintf("the worker sleeps although done is true and WakeWorker returned %v", woke.Load())
-		}
-		return ""
-	}
 	setHooks(t, r.hook) // records the registration, the block and the waker at the lock; no action
 	for i := range n {
 		r.done.Store(false)
 		woke.Store(false)
 		r.arm()
 		stop.Store(true)
-		sp, ok := r.run(t, tick, 0, lost)
+		sp, ok := r.run(t, tick, 0, r.lostDone(&woke))
 		if !ok {
 			return
 		}

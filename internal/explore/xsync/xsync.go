@@ -41,7 +41,7 @@ func Rand() uint64 { return rand.Uint64() }
 // with NewParker; the zero Parker is not usable.
 type Parker struct {
 	ch    chan struct{}
-	timer *time.Timer // owned by the parking goroutine; made lazily
+	timer parkTimer // ParkFor's, owned by the parking goroutine
 }
 
 // NewParker returns a Parker with no token.

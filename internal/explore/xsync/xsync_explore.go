@@ -78,7 +78,7 @@ func Rand() uint64 {
 // timeout would end.
 type Parker struct {
 	ch     chan struct{}
-	timer  *time.Timer
+	timer  parkTimer
 	tokens int // controlled mode only; guarded by the explorer's hand-offs
 }
 

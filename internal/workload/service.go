@@ -17,7 +17,10 @@ const ServiceUnit = 300 * time.Nanosecond
 // calls and a Wait. Each subtask sleeps Sleep first (when it is not zero),
 // then does a unit of CPU work (ServiceUnit). When Nested is not zero, each
 // subtask also opens a group of its own with Nested subtasks of one unit
-// each, does its own unit meanwhile, and waits for that group.
+// each, does its own unit meanwhile, and waits for that group. When Every
+// is not zero, each client paces its requests instead: it issues one, then
+// sleeps until Every has passed since the last one began (a service whose
+// requests come less often than it serves them, mostly idle).
 type ServiceShape struct {
 	Name    string        // the value of the shape= part of the benchmark's name
 	Clients int           // client goroutines
@@ -25,6 +28,7 @@ type ServiceShape struct {
 	Limit   int           // SetLimit of the request's group; 0 for none
 	Sleep   time.Duration // each subtask's sleep before its unit
 	Nested  int           // subtasks of each subtask's own group; 0 for none
+	Every   time.Duration // each client's pace; 0: back to back
 }
 
 // ServiceShapes are the shapes of the service benchmarks, in the order
@@ -32,7 +36,9 @@ type ServiceShape struct {
 // 1 ms sleep, then the unit; nested: the unit and a nested group of two
 // units; latency: the unit, with one client, so that ns/req is a
 // request's latency), then cN for N clients, kN for N Go calls per
-// request and limitN for SetLimit(N).
+// request and limitN for SetLimit(N); idle-every1ms is the latency shape
+// paced at one request per millisecond, so that cpu-ns/req is what a mostly
+// idle service pays per request.
 var ServiceShapes = []ServiceShape{
 	{Name: "cpu-c32-k4", Clients: 32, Tasks: 4},
 	{Name: "cpu-c64-k4", Clients: 64, Tasks: 4},
@@ -41,6 +47,7 @@ var ServiceShapes = []ServiceShape{
 	{Name: "io-c1000-k8-limit4", Clients: 1000, Tasks: 8, Limit: 4, Sleep: time.Millisecond},
 	{Name: "nested-c32-k4", Clients: 32, Tasks: 4, Nested: 2},
 	{Name: "latency-c1-k4", Clients: 1, Tasks: 4},
+	{Name: "idle-every1ms-c1-k4", Clients: 1, Tasks: 4, Every: time.Millisecond},
 }
 
 // Units returns the number of units of CPU work (and of subtasks) in one
@@ -177,7 +184,8 @@ func (r *serviceRequest[G]) subtask(c *ServiceClient, i int) error {
 // per request:
 //
 //   - ns/req: the wall time of the b.N requests divided by b.N (with one
-//     client, a request's latency; with many, the inverse of throughput);
+//     client, a request's latency; with many, the inverse of throughput;
+//     in a paced shape, about Every);
 //   - cpu-ns/req: the process's CPU time (user and system, every thread,
 //     the GC's included) over the same interval, divided by b.N; not
 //     reported where getrusage is not available. It includes the
@@ -187,7 +195,9 @@ func (r *serviceRequest[G]) subtask(c *ServiceClient, i int) error {
 //     (runtime.MemStats TotalAlloc and Mallocs), divided by b.N;
 //   - peak-goroutines: the most goroutines seen at once above those that
 //     existed before the requests began (the clients among them), sampled
-//     by SampleGoroutines: what the implementation starts.
+//     by SampleGoroutines: what the implementation starts; not in a
+//     paced shape (Every), where the sampler's own wake-ups would be most
+//     of the CPU time measured.
 //
 // The clients start, and the sampler with them, before the timed part;
 // ReadMemStats, which stops the world, is called outside it. Clients claim
@@ -207,7 +217,9 @@ func BenchService(b *testing.B, s ServiceShape, request func(c *ServiceClient)) 
 	}
 	b.ReportMetric(perReq(float64(r.bytes)), "B/req")
 	b.ReportMetric(perReq(float64(r.allocs)), "allocs/req")
-	b.ReportMetric(float64(r.peak), "peak-goroutines")
+	if r.peak >= 0 {
+		b.ReportMetric(float64(r.peak), "peak-goroutines")
+	}
 }
 
 // serviceRun is what runService measured, for all its requests.
@@ -234,11 +246,20 @@ func runService(n int, s ServiceShape, request func(*ServiceClient), resetTimer,
 		wg.Go(func() {
 			<-gate
 			for next.Add(1) <= int64(n) {
+				began := time.Now()
 				request(c)
+				if s.Every > 0 {
+					time.Sleep(s.Every - time.Since(began))
+				}
 			}
 		})
 	}
-	stopSampler := SampleGoroutines()
+	// The sampler wakes every 100 µs: in a paced shape that would be most
+	// of what the process does, so it does not run there.
+	stopSampler := func() int { return -1 }
+	if s.Every == 0 {
+		stopSampler = SampleGoroutines()
+	}
 
 	var r serviceRun
 	var m0, m1 runtime.MemStats

@@ -56,6 +56,8 @@ type check struct {
 
 // The checks.
 var (
+	idleRounds = check{"idle rounds (sleep: one spinner, its time bound, a woken worker)",
+		[]string{"-run", "TestOneSpinner|TestSpinnerTimeBound|TestWokenWorkerSleepsAtOnce", "./internal/sleep"}, nil}
 	exploreSleep = check{"explorer: idle protocol (sleep)",
 		[]string{"-tags", "explore", "-run", "TestExploreSleep", "./internal/sleep"}, nil}
 	exploreSched = check{"explorer: scheduler (sched)",
@@ -154,6 +156,27 @@ var mutants = []mutant{
 			{"\t\treturn Done\n\t}\n\tif testHookRegister != nil {", "\t\treturn Done\n\t}\n\tsl.asleep.Store(true)\n\tif testHookRegister != nil {"},
 		},
 		check: doneWhileReading,
+	},
+	{
+		name:  "sleep-every-worker-spins",
+		bug:   "every idle worker makes the search rounds, not one at a time",
+		file:  "internal/sleep/sleep.go",
+		edits: []edit{{"\tif s.spinner.Load() != 0 || !s.spinner.CompareAndSwap(0, 1) {\n\t\treturn false\n\t}", "\ts.spinner.Store(1)"}},
+		check: idleRounds,
+	},
+	{
+		name:  "sleep-woken-searches-rounds",
+		bug:   "a worker woken with nothing to find makes the search rounds again before it sleeps",
+		file:  "internal/sleep/sleep.go",
+		edits: []edit{{"if idle.rounds == 0 && (idle.woken || !s.startSpinning(idle)) {", "if idle.rounds == 0 && !s.startSpinning(idle) {"}},
+		check: idleRounds,
+	},
+	{
+		name:  "sleep-spin-unbounded-in-time",
+		bug:   "the spinner's rounds are bounded by number only: on an idle processor each yield returns at once",
+		file:  "internal/sleep/sleep.go",
+		edits: []edit{{"return s.spinFor > 0 && nanotime()-idle.since >= int64(s.spinFor)", "return false"}},
+		check: idleRounds,
 	},
 	{
 		name:  "sched-local-push-no-wake",

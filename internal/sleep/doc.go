@@ -14,7 +14,11 @@
 //
 //  1. the first [Rounds] times: return, so the worker searches again, at
 //     once for the first [SpinRounds] (when GOMAXPROCS > 1), then after
-//     yielding the processor (runtime.Gosched);
+//     yielding the processor (runtime.Gosched). Only one worker at a time
+//     makes these rounds (the spinner), and for at most [SpinFor]; any
+//     other worker, and a worker whose sleep a wake-up ended but whose
+//     search found nothing, goes straight to step 2. These rules only
+//     shorten the search, so the argument below does not depend on them;
 //  2. once: announce sleepiness by making the JEC even (if it is odd) and
 //     remember its value, then yield and return, so the worker makes one
 //     last search;

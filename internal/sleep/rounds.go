@@ -17,3 +17,10 @@ const (
 	Rounds     = defaultRounds
 	SpinRounds = defaultSpinRounds
 )
+
+// SpinFor bounds the search rounds in time: a worker that has searched
+// for that long since its first fruitless search gets sleepy, whatever
+// its round. A round that yields on a processor with nothing else to run
+// returns at once, so the rounds alone would keep an idle worker on a CPU
+// for as long as 24 trips through the runtime's scheduler take.
+const SpinFor = defaultSpinFor

@@ -40,10 +40,12 @@ var (
 )
 
 // The default search rounds, Rounds and SpinRounds (rounds.go) in normal
-// builds, and their starting values under the interleaving explorer.
+// builds, and their starting values under the interleaving explorer; and
+// the default SpinFor of normal builds.
 const (
 	defaultRounds     = 32
 	defaultSpinRounds = 8
+	defaultSpinFor    = 10 * time.Microsecond
 )
 
 // Sleep coordinates the idle workers of one pool. Worker i owns sleeper
@@ -67,6 +69,20 @@ type Sleep struct {
 	// by New, then by whoever calls SetSpin. runtime.GOMAXPROCS takes the
 	// scheduler's lock, so it is not asked on every idle round.
 	spin atomic.Bool
+
+	// spinner is 1 while a worker makes search rounds (Idle.spinner): at
+	// most one does at a time, and the others get sleepy at once. The Go
+	// runtime's own idle threads already look for runnable goroutines, a
+	// woken worker among them; a second worker searching our queues
+	// doubles the cost of idling and seldom finds what the first would
+	// not. Taken with a compare-and-swap, released with a store by its
+	// holder: it only rations the rounds, and the protocol's proof (the
+	// JEC) does not depend on it.
+	spinner atomic.Uint32
+	// spinFor bounds one spinner's rounds in time as well as in number
+	// (SpinFor; 0: by number only). Set by New; tests that count the
+	// rounds turn the bound off.
+	spinFor time.Duration
 }
 
 // sleeper is the parking place of one worker. blocked is guarded by mu; it
@@ -101,7 +117,7 @@ type sleeper struct {
 
 // New returns a Sleep with n worker slots.
 func New(n int) *Sleep {
-	s := new(Sleep)
+	s := &Sleep{spinFor: SpinFor}
 	s.spin.Store(runtime.GOMAXPROCS(0) > 1)
 	s.sleepers.Store(new([]*sleeper))
 	s.Grow(n)
@@ -173,6 +189,16 @@ type Idle struct {
 	worker int
 	rounds int
 	jec    uint32 // the JEC when this worker announced sleepiness
+	// spinner: this worker holds the pool's one place for search rounds
+	// (Sleep.spinner), from its first fruitless search until it finds
+	// work, announces sleepiness or stops looking.
+	spinner bool
+	// woken: the worker's last sleep ended with a wake-up. If its next
+	// search finds nothing, the job it was woken for went elsewhere (most
+	// often to the poster itself, which ran it while it waited): it gets
+	// sleepy at once, without search rounds.
+	woken bool
+	since int64 // nanotime of the spell's first fruitless search (the spinner's budget)
 }
 
 // Outcome is what NoWorkFound did.
@@ -199,6 +225,7 @@ func (s *Sleep) StartLooking(worker int) Idle {
 // often comes with more (a batch taken from the injector sits in its deque,
 // ready to be stolen).
 func (s *Sleep) WorkFound(idle *Idle) Counters {
+	s.stopSpinning(idle)
 	old := s.c.subInactive()
 	if old.Sleeping() > 0 {
 		s.wakeAny(1)
@@ -215,7 +242,35 @@ func (s *Sleep) WorkFound(idle *Idle) Counters {
 // on: if tasks are queued, wake a sleeper or start a worker (the caller's
 // job, since only it knows where tasks are queued).
 func (s *Sleep) StopLooking(idle *Idle) Counters {
+	s.stopSpinning(idle)
 	return s.c.subInactive() - oneInactive
+}
+
+// startSpinning takes the spinner's place for idle's worker, if it is
+// free, and reports whether it did.
+func (s *Sleep) startSpinning(idle *Idle) bool {
+	if s.spinner.Load() != 0 || !s.spinner.CompareAndSwap(0, 1) {
+		return false
+	}
+	idle.spinner = true
+	if s.spinFor > 0 {
+		idle.since = nanotime()
+	}
+	return true
+}
+
+// stopSpinning gives the spinner's place up, if idle's worker holds it.
+func (s *Sleep) stopSpinning(idle *Idle) {
+	if idle.spinner {
+		idle.spinner = false
+		s.spinner.Store(0)
+	}
+}
+
+// spun reports whether the spinner's rounds have used up their time
+// (spinFor).
+func (s *Sleep) spun(idle *Idle) bool {
+	return s.spinFor > 0 && nanotime()-idle.since >= int64(s.spinFor)
 }
 
 // NoWorkFound is called by an idle worker after each fruitless search; see
@@ -234,6 +289,13 @@ func (s *Sleep) StopLooking(idle *Idle) Counters {
 // linger > 0 bounds one sleep: after that long without a wake-up the worker
 // returns Lingered. linger ≤ 0 sleeps until woken.
 func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.Duration) Outcome {
+	if idle.rounds == 0 && (idle.woken || !s.startSpinning(idle)) {
+		// Woken for a job that went elsewhere, or another worker makes
+		// the rounds: get sleepy now.
+		idle.rounds = Rounds
+	} else if idle.rounds < Rounds && s.spun(idle) {
+		idle.rounds = Rounds
+	}
 	switch {
 	case idle.rounds < SpinRounds && s.spin.Load():
 		idle.rounds++
@@ -243,6 +305,7 @@ func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.
 		xsync.Gosched()
 		return Search
 	case idle.rounds == Rounds:
+		s.stopSpinning(idle)
 		// Make the JEC even, and remember it. From here on, a poster that
 		// reads the counters sees the JEC even and bumps it, which our
 		// check in sleep notices; a job pushed before that read is found
@@ -340,6 +403,7 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 		sl.mu.Unlock()
 	}
 	idle.rounds, idle.jec = 0, 0
+	idle.woken = out == Search
 	return out
 }
 

@@ -192,6 +192,7 @@ func TestPostWhenOddIsOneLoad(t *testing.T) {
 func TestAnnounceMakesJECEven(t *testing.T) {
 	for _, start := range []uint32{0, 1, 6, 7, math.MaxUint32} {
 		s := New(1)
+		s.spinFor = 0 // the rounds counted here, not timed
 		s.setCounters(pack(start, 0, 0))
 		idle := s.StartLooking(0)
 		never := func() bool { return false }

@@ -60,6 +60,10 @@ type Pool struct {
 	detached atomic.Int32
 	watching atomic.Bool // a watchdog runs; set under mu
 	napping  atomic.Bool // it waits for its timer, and a kick would wake it
+	// flowing: the monitor's last tick found the pool saturated and every
+	// worker moving, with statuses read; posts do not kick it meanwhile
+	// (see monitor.busy). Written by the monitor alone.
+	flowing atomic.Bool
 	// checkedAt is the nanotime of the last round of status reads by a
 	// poster (Pool.checkStatuses): one round per blockedGap at most.
 	checkedAt stdatomic.Int64

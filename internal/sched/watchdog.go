@@ -74,17 +74,21 @@ import (
 //
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
-// after watchLinger without saturation (see the loop). Each tick also samples
-// GOMAXPROCS (Pool.refreshSize), so a saturated pool grows within a tick
-// when GOMAXPROCS goes up. Its period and patience, watchTick and
-// watchQuiet, are in params.go.
+// after watchLinger without saturation (see the loop). With statuses read,
+// a saturated pool whose workers all moved since the last tick naps longer
+// each tick, up to watchDoze, and posts stop kicking it (flowing, see
+// monitor.busy): the posters read statuses themselves, so nothing needs
+// its ticks on time until a tick finds a worker standing still. Each tick
+// also samples GOMAXPROCS (Pool.refreshSize), so a saturated pool grows
+// within a tick when GOMAXPROCS goes up. Its period and patience,
+// watchTick and watchQuiet, are in params.go.
 
 // watch starts the watchdog unless it runs. Called by posters that found
 // the pool saturated (all workers busy, no room to start another).
 func (p *Pool) watch() {
-	// The monitor runs and samples on its own: two loads, inlined into
-	// the caller.
-	if p.watching.Load() && !p.napping.Load() {
+	// The monitor runs and samples on its own, or naps while the work
+	// flows: a few loads, inlined into the caller.
+	if p.watching.Load() && (!p.napping.Load() || p.flowing.Load()) {
 		return
 	}
 	p.watchNow()
@@ -239,10 +243,25 @@ func (m *monitor) sample() {
 // queued and no worker is idle. Otherwise it counts a quiet tick and
 // slows the monitor down.
 func (m *monitor) busy() bool {
-	if m.queued != 0 && m.p.sleep.Load().Inactive() == 0 {
-		m.quiet, m.period = 0, watchTick
+	p := m.p
+	if m.queued != 0 && p.sleep.Load().Inactive() == 0 {
+		m.quiet = 0
+		if statusOn() && m.stuck == 0 {
+			// Saturated, but every worker has moved since the last
+			// tick: the work flows. The posters read the workers'
+			// statuses themselves and hand a blocked one on, so the
+			// monitor naps longer each such tick, and posts stop
+			// kicking it (watch) until a tick finds a worker standing
+			// still.
+			p.flowing.Store(true)
+			m.period = min(2*m.period, watchDoze)
+		} else {
+			p.flowing.Store(false)
+			m.period = watchTick
+		}
 		return true
 	}
+	p.flowing.Store(false)
 	if m.quiet == 0 {
 		m.quietSince = time.Now()
 	}
@@ -314,8 +333,10 @@ func (m *monitor) readRuntime() {
 	}
 	m.gcRecent = p.gcMovedAt != 0 && m.now-p.gcMovedAt < int64(gcOften)
 	// Yield for the next tick unless the CPUs are saturated (then the
-	// timer is on time, and yielding would take CPU from others).
-	m.yieldNext = running < m.procs || runnable == 0
+	// timer is on time, and yielding would take CPU from others), or,
+	// with statuses read, the work flows (then nothing needs the tick on
+	// time: see busy).
+	m.yieldNext = (running < m.procs || runnable == 0) && (m.stuck > 0 || !statusOn())
 }
 
 // handOffStuck is the fallback's hand-off, where statuses are not read:

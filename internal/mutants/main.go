@@ -58,6 +58,8 @@ type check struct {
 var (
 	idleRounds = check{"idle rounds (sleep: one spinner, its time bound, a woken worker)",
 		[]string{"-run", "TestOneSpinner|TestSpinnerTimeBound|TestWokenWorkerSleepsAtOnce", "./internal/sleep"}, nil}
+	idlePool = check{"sched: an idle pool sleeps, quietly, woken once per task (no monitor, no linger)",
+		[]string{"-run", "TestIdle", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	exploreSleep = check{"explorer: idle protocol (sleep)",
 		[]string{"-tags", "explore", "-run", "TestExploreSleep", "./internal/sleep"}, nil}
 	exploreSched = check{"explorer: scheduler (sched)",
@@ -177,6 +179,20 @@ var mutants = []mutant{
 		file:  "internal/sleep/sleep.go",
 		edits: []edit{{"return s.spinFor > 0 && nanotime()-idle.since >= int64(s.spinFor)", "return false"}},
 		check: idleRounds,
+	},
+	{
+		name:  "sleep-spins-forever",
+		bug:   "the spinner never stops searching: it neither announces sleepiness nor sleeps",
+		file:  "internal/sleep/sleep.go",
+		edits: []edit{{"\tcase idle.rounds < Rounds:\n\t\tidle.rounds++\n\t\txsync.Gosched()", "\tcase idle.rounds < Rounds || idle.spinner:\n\t\tidle.rounds++\n\t\txsync.Gosched()"}},
+		check: idlePool,
+	},
+	{
+		name:  "sleep-workfound-wakes-for-nothing",
+		bug:   "a worker that finds work wakes a sleeper even when nothing else is queued",
+		file:  "internal/sleep/sleep.go",
+		edits: []edit{{"if old.Sleeping() > 0 && more() {", "if old.Sleeping() > 0 {"}},
+		check: idlePool,
 	},
 	{
 		name:  "sched-local-push-no-wake",

@@ -121,6 +121,7 @@ func (p *Pool) newWorker(i int) *worker {
 	w.dq.Retain()
 	w.surplusFn = p.surplus
 	w.injectedFn = p.inj.nonEmpty
+	w.queuedFn = func() bool { return p.queued() > 0 }
 	return w
 }
 

@@ -69,6 +69,7 @@ type worker struct {
 
 	surplusFn  func() bool // pool.surplus, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
+	queuedFn   func() bool // whether pool.queued() > 0, bound once
 
 	st    counts    // the slot's counts so far, over all its occupants (stats.go)
 	shown counts    // what pub holds
@@ -185,7 +186,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 	defer postEnd()
 	p := w.pool
 	w.looking = false
-	c := p.sleep.WorkFound(idle)
+	c := p.sleep.WorkFound(idle, w.queuedFn)
 	if c.Inactive() != 0 {
 		return // an idle worker will find what is left
 	}

@@ -93,7 +93,7 @@ func (m *mini) worker(i int) {
 	for {
 		if found, injected := m.find(i); found {
 			m.owing.Add(1)
-			m.s.WorkFound(&idle)
+			m.s.WorkFound(&idle, func() bool { return m.queued() > 0 })
 			m.owing.Add(-1)
 			for found {
 				m.ran.Add(1)

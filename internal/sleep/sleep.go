@@ -221,13 +221,22 @@ func (s *Sleep) StartLooking(worker int) Idle {
 }
 
 // WorkFound marks the worker as busy again and returns the counters as it
-// left them. If others sleep, it wakes one: work that one idle worker found
-// often comes with more (a batch taken from the injector sits in its deque,
-// ready to be stolen).
-func (s *Sleep) WorkFound(idle *Idle) Counters {
+// left them. If others sleep and more reports that jobs are still queued,
+// it wakes one.
+//
+// A poster that read the counters while this worker was still inactive may
+// have woken nobody, counting on this worker to find its job; but this
+// worker has found another, which it runs now. The poster pushed its job
+// before that read, and the read came before our subtraction (or it would
+// not have counted us), so more, which loads the queues after the
+// subtraction, sees the job unless someone has taken it: then we pass the
+// wake-up on. When nothing is queued (the job this worker was woken for
+// was the only one), nobody is woken for nothing: a parked worker is woken
+// once per job it must run.
+func (s *Sleep) WorkFound(idle *Idle, more func() bool) Counters {
 	s.stopSpinning(idle)
 	old := s.c.subInactive()
-	if old.Sleeping() > 0 {
+	if old.Sleeping() > 0 && more() {
 		s.wakeAny(1)
 	}
 	return old - oneInactive

@@ -360,7 +360,7 @@ func (r *rig) spell(linger time.Duration) spell {
 	idle := r.s.StartLooking(0)
 	for {
 		if take(&r.inj) || take(&r.deq1) {
-			r.s.WorkFound(&idle)
+			r.s.WorkFound(&idle, func() bool { return r.pending() > 0 })
 			r.ran.Add(1)
 			return spell{out: Search}
 		}
@@ -789,7 +789,7 @@ func (c *crew) start(i int, untilWoken bool) {
 		idle := c.s.StartLooking(i)
 		for {
 			if take(&c.jobs) {
-				c.s.WorkFound(&idle)
+				c.s.WorkFound(&idle, c.injected)
 				c.ran.Add(1)
 				return
 			}
@@ -896,8 +896,13 @@ func TestPostWakes(t *testing.T) {
 	} else if c.s.Wake(got, 1, true); c.s.Load().Sleeping() != 1 {
 		t.Fatalf("Wake(1 job, empty queue, awake idle workers) woke a sleeper")
 	}
-	// WorkFound of the awake worker wakes the last sleeper.
-	if got := c.s.WorkFound(&awake); got.Inactive() != 4 {
+	// WorkFound of the awake worker wakes the last sleeper while jobs are
+	// still queued, and nobody when none is.
+	if c.s.WorkFound(&awake, func() bool { return false }); c.s.Load().Sleeping() != 1 {
+		t.Fatalf("WorkFound with nothing queued woke a sleeper")
+	}
+	awake = c.s.StartLooking(4)
+	if got := c.s.WorkFound(&awake, func() bool { return true }); got.Inactive() != 4 {
 		t.Fatalf("WorkFound returned %v", got)
 	}
 	if got := c.s.Load().Sleeping(); got != 0 {

@@ -42,7 +42,7 @@ func TestOneSpinner(t *testing.T) {
 		t.Fatalf("idle worker after the spinner left: spinner %v, round %d; want spinner, round 1", b.spinner, b.rounds)
 	}
 	// WorkFound gives the place up too.
-	s.WorkFound(&b)
+	s.WorkFound(&b, never)
 	if s.spinner.Load() != 0 {
 		t.Fatal("WorkFound left the spinner's place taken")
 	}

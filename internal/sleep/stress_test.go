@@ -56,6 +56,19 @@ func (st *stress) injected() bool {
 	return false
 }
 
+// queued reports whether any job waits, in an injector queue or a deque.
+func (st *stress) queued() bool {
+	if st.injected() {
+		return true
+	}
+	for i := range int(st.nw.Load()) {
+		if st.deq[i].Load() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 const (
 	fromNone = -1
 	fromDeq  = -2 // own deque or stolen: an internal job
@@ -109,7 +122,7 @@ func (st *stress) worker(i int, linger time.Duration, seed uint64) {
 	idle := st.s.StartLooking(i)
 	for {
 		if from := st.find(i, rng); from != fromNone {
-			st.s.WorkFound(&idle)
+			st.s.WorkFound(&idle, st.queued)
 			for ; from != fromNone; from = st.find(i, rng) {
 				st.run(i, from, rng)
 			}

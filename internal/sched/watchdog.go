@@ -75,10 +75,11 @@ import (
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
 // after watchLinger without saturation (see the loop). With statuses read,
-// a saturated pool whose workers all moved since the last tick naps longer
-// each tick, up to watchDoze, and posts stop kicking it (flowing, see
-// monitor.busy): the posters read statuses themselves, so nothing needs
-// its ticks on time until a tick finds a worker standing still. Each tick
+// a saturated pool whose workers have all started two tasks or more since
+// the last tick naps longer each tick, up to watchDoze, and posts stop
+// kicking it (flowing, see monitor.busy): the posters read statuses
+// themselves, so nothing needs its ticks on time until a tick finds the
+// work slower. Each tick
 // also samples GOMAXPROCS (Pool.refreshSize), so a saturated pool grows
 // within a tick when GOMAXPROCS goes up. Its period and patience,
 // watchTick and watchQuiet, are in params.go.
@@ -181,6 +182,7 @@ type monitor struct {
 	now      int64     // nanotime
 	active   []*worker // the scan set
 	stuck    int       // workers of active whose seq has not moved since the last tick
+	flowing  bool      // every worker of active started two tasks or more since the last tick (sampleStuck)
 	procs    int       // GOMAXPROCS
 	queued   int       // tasks queued (Pool.queued)
 	cpuBusy  bool      // every CPU runs a goroutine, or one waits for a CPU (readRuntime)
@@ -202,7 +204,7 @@ func newMonitor(p *Pool) *monitor {
 		period:    watchTick,
 		yieldNext: true, // the first tick
 	}
-	sampleStuck(p.scanned(), m.gen, nanotime())
+	sampleStuck(p.scanned(), m.gen, nanotime()) // the first sample: its verdicts mean nothing yet
 	return m
 }
 
@@ -234,7 +236,7 @@ func (m *monitor) sample() {
 	m.gen++
 	m.now = nanotime()
 	m.active = p.scanned()
-	m.stuck = sampleStuck(m.active, m.gen, m.now)
+	m.stuck, m.flowing = sampleStuck(m.active, m.gen, m.now)
 	m.procs = int(p.refreshSize())
 	m.queued = p.queued()
 }
@@ -246,13 +248,13 @@ func (m *monitor) busy() bool {
 	p := m.p
 	if m.queued != 0 && p.sleep.Load().Inactive() == 0 {
 		m.quiet = 0
-		if statusOn() && m.stuck == 0 {
-			// Saturated, but every worker has moved since the last
-			// tick: the work flows. The posters read the workers'
-			// statuses themselves and hand a blocked one on, so the
-			// monitor naps longer each such tick, and posts stop
-			// kicking it (watch) until a tick finds a worker standing
-			// still.
+		if statusOn() && m.flowing {
+			// Saturated, but every worker has started two tasks or
+			// more since the last tick (one that started only one may
+			// be blocked in it): the work flows. The posters read the
+			// workers' statuses themselves and hand a blocked one on,
+			// so the monitor naps longer each such tick, and posts stop
+			// kicking it (watch) until a tick finds the work slower.
 			p.flowing.Store(true)
 			m.period = min(2*m.period, watchDoze)
 		} else {
@@ -336,7 +338,7 @@ func (m *monitor) readRuntime() {
 	// timer is on time, and yielding would take CPU from others), or,
 	// with statuses read, the work flows (then nothing needs the tick on
 	// time: see busy).
-	m.yieldNext = (running < m.procs || runnable == 0) && (m.stuck > 0 || !statusOn())
+	m.yieldNext = (running < m.procs || runnable == 0) && (!m.flowing || !statusOn())
 }
 
 // handOffStuck is the fallback's hand-off, where statuses are not read:
@@ -420,9 +422,17 @@ type monMarks struct {
 // sequence numbers for sample gen, taken at now, and returns how many have
 // not moved since the previous sample. A worker whose marks are not from
 // sample gen-1 (it was not in the scan set then) starts over.
-func sampleStuck(active []*worker, gen uint64, now int64) (stuck int) {
+//
+// flowing reports whether every worker of active has started at least
+// two tasks since the previous sample (seq moved by flowSeq or more): the
+// work flows. A worker that has started only one may be blocked in it.
+func sampleStuck(active []*worker, gen uint64, now int64) (stuck int, flowing bool) {
+	flowing = len(active) > 0
 	for _, w := range active {
 		s := w.seq.Load()
+		if w.mon.gen != gen-1 || s-w.mon.seq < flowSeq {
+			flowing = false
+		}
 		if w.mon.gen != gen-1 || s != w.mon.seq {
 			w.mon.seq, w.mon.since = s, now
 		}
@@ -431,5 +441,8 @@ func sampleStuck(active []*worker, gen uint64, now int64) (stuck int) {
 			stuck++
 		}
 	}
-	return stuck
+	return stuck, flowing
 }
+
+// flowSeq: a worker's seq moves by 2 per task started (see worker.seq).
+const flowSeq = 4

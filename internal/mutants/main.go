@@ -115,6 +115,14 @@ var (
 		[]string{"-run", "TestCollectorWaitIsNotBlocked|TestRuntimeSemaphoreIsNotBlocked", "./internal/gstatus"}, nil}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
+	// With the outside Go's poll switched off, a slot that a finishing
+	// task does not pass on (to a parked Go, or to a task set aside) is a
+	// hang; the hang guard's timeout is cut short, and so is the next
+	// check's.
+	limitWake = check{"sched: a finishing task hands its slot to a parked Go or wakes the parked Gos (outside Go's poll off)",
+		[]string{"-run", "TestLimitHandOver(BatchedDone|ParkWhileSlotFrees)", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=5s"}}
+	limitSetAside = check{"sched: a task set aside while its slot frees is started",
+		[]string{"-run", "TestLimitHandOverSetAside", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=5s"}}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
@@ -433,6 +441,23 @@ var mutants = []mutant{
 		file:  "internal/sched/group.go",
 		edits: []edit{{"\tdefault:\n\t\tg.state.Add(oneTask)\n\t}\n\tg.queue(f, w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.queue(f, w)\n}"}},
 		check: exploreSched,
+	},
+	{
+		name:  "limit-fastpath-done-bit-only",
+		bug:   "a finisher whose subtraction returns the slot bit set wakes the Gos parked for a slot only when a Wait is parked too",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\tif s&flagBits != 0 {\n", "\tif s&bitDone != 0 {\n"}},
+		check: limitWake,
+	},
+	{
+		name: "limit-parked-read-before-free",
+		bug:  "a finisher reads whether tasks are set aside for a slot before it frees its own, so a task set aside meanwhile is never started",
+		file: "internal/sched/group.go",
+		edits: []edit{
+			{"\tlimit := g.limit\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {", "\tlimit := g.limit\n\tsl := g.slow.Load()\n\tparked := limit > 0 && sl != nil && sl.nParked.Load() > 0\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {"},
+			{"\t\tif sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {\n\t\t\tw := current()", "\t\tif parked {\n\t\t\tw := current()"},
+		},
+		check: limitSetAside,
 	},
 	{
 		name:  "group-trygo-ignores-limit",

@@ -276,7 +276,7 @@ func (g *Group) parkTask(f func() error, w *worker) {
 // A goroutine that runs a task outside the pool (it is in runners) does
 // not come here: a Go inside a task sets its task aside (setAside).
 func (g *Group) acquireOutside() {
-	spin := global.size.Load() > 1
+	spin := global.size.Load() > 1 && !submitPollOff.Load() // tests only: see switches.go
 	for i := 0; ; i++ {
 		if g.tryAcquire() {
 			return

@@ -17,6 +17,12 @@ import (
 //     linger. Otherwise a sleeper that nobody woke wakes at the end of its
 //     linger, and the last look at the queues it takes before it retires
 //     finds the task whose wake-up was lost.
+//   - submitPollOff: an outside Go on a full limited group parks at once
+//     (acquireOutside) instead of polling the count and yielding first.
+//     Otherwise such a Go mostly takes a slot during its poll and never
+//     parks: the hand-over of a slot to a parked Go (handSlot) and the
+//     wake-up of the parked Gos (done) then seldom run, and a test hardly
+//     ever sees one of them lost.
 //   - testHookRelease: run by Pool.release after the slot is given up and
 //     before the retiring worker stops counting as inactive, with the
 //     worker and the pool's live count at that moment.
@@ -26,6 +32,7 @@ import (
 var (
 	monitorOff      atomic.Bool
 	lingerOff       atomic.Bool
+	submitPollOff   atomic.Bool
 	testHookRelease atomic.Pointer[func(w *worker, live int32)]
 )
 

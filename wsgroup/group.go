@@ -191,6 +191,18 @@ func (g *Group) TryGo(f func() error) bool {
 // execute at once. The limit sizes nothing: the workers are shared by
 // every group.
 //
+// What a limit costs: a Go outside a task that finds the group full polls
+// its count for about a microsecond, yields the processor a few times, and
+// then parks until a finishing task hands it a slot; each task of a
+// limited group takes and gives back a running slot with an atomic
+// operation on the group. With tasks of a microsecond or more, or many
+// goroutines submitting, this does not show. For one goroutine feeding
+// tiny tasks (tens of nanoseconds) under a small limit, every task is a
+// hand-off between the submitter's CPU and a worker's, and wsgroup costs
+// about what errgroup's semaphore and goroutine cost, sometimes less,
+// sometimes more (BENCHMARKS.md has the figures): a limit on such work
+// buys no speed.
+//
 // The limit must not be modified while any tasks in the group are active;
 // SetLimit panics with an error if it is, whether or not the group had a
 // limit (errgroup panics only if it had one). Removing the limit with a

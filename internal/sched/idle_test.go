@@ -38,7 +38,7 @@ func TestIdlePoolQuiet(t *testing.T) {
 				}
 				var g Group
 				for range 1000 {
-					g.Go(func() error { workload.Spin(1, 10); return nil })
+					g.Go(func() error { workload.Sink.Add(workload.Spin(1, 10)); return nil })
 				}
 				wantNil(t, "Wait()", g.Wait())
 				testkit.WaitUntil(t, "every worker asleep", everyWorkerAsleep)

@@ -43,14 +43,18 @@
 //     outside are served while a worker's deque keeps filling.
 //   - A worker with nothing to do searches a few rounds, then sleeps; a new
 //     task wakes it (see internal/sleep for the protocol and why no
-//     wake-up is lost). Idle workers cost as little as the runtime's own
-//     idle threads: at most one of them searches at a time, for at most
-//     10 µs (a few dozen rounds), and the others sleep at once; a worker
-//     woken for a task that someone else took meanwhile (most often the
-//     Wait that helps: see below) sleeps again at its first fruitless
-//     search. A sleeping worker uses no CPU and costs no system call per
-//     sleep: the timer that ends its linger is armed once and left
-//     running between sleeps.
+//     wake-up is lost). Idle workers are kept cheap: at most one of them
+//     searches at a time, for at most 10 µs (a few dozen rounds), and the
+//     others sleep at once; a worker woken for a task that someone else
+//     took meanwhile (most often the Wait that helps: see below) sleeps
+//     again at its first fruitless search; a worker that finds a task
+//     wakes another only while more are queued. A sleeping worker uses no
+//     CPU, and the timer that ends its linger is armed once and left
+//     running between sleeps, not re-armed for each one. A Go from
+//     outside the pool still wakes a sleeping worker for its task, even
+//     when the Wait that follows runs the task itself: Go cannot know
+//     that a Wait follows, and without the wake-up a task that the caller
+//     waits for by other means (a channel) would never start.
 //
 // Workers are started on demand, when a task is queued and no worker is
 // idle to take it. A worker idle for 5 ms leaves its slot and waits as a
@@ -108,7 +112,7 @@
 //     50 µs for the whole process). While every worker keeps starting
 //     tasks (a saturated service whose tasks run on the CPU), the monitor
 //     naps longer each time, up to 5 ms, and the Go calls stop waking
-//     it: it costs nothing while the work flows. A
+//     it, so that it costs next to nothing while the work flows. A
 //     parked spare goroutine (or a new one) takes the slot at once, and the
 //     tasks queued on the blocked worker's own deque move to the shared
 //     queue.

@@ -13,16 +13,6 @@ import (
 // the linger off (withRescueOff), a worker that never stops searching, or
 // a wake-up for nothing, shows in the counters or as a hang.
 
-// everyWorkerAsleep reports whether every live worker sleeps (and at least
-// one lives). How many live is the pool's business: a worker detached
-// for a moment (a Wait that blocked, read as blocked by a poster) is
-// replaced, and one of the two retires afterwards.
-func everyWorkerAsleep() bool {
-	live := global.live.Load()
-	c := global.sleep.Load()
-	return live > 0 && c.Sleeping() == int(live) && c.Inactive() == int(live) && global.live.Load() == live
-}
-
 // TestIdlePoolQuiet: after a fork-join and a burst of tasks from outside,
 // every worker goes to sleep (a worker that searched for ever would keep
 // this from happening, and the guard would report the hang), and then,
@@ -41,13 +31,13 @@ func TestIdlePoolQuiet(t *testing.T) {
 					g.Go(func() error { workload.Sink.Add(workload.Spin(1, 10)); return nil })
 				}
 				wantNil(t, "Wait()", g.Wait())
-				testkit.WaitUntil(t, "every worker asleep", everyWorkerAsleep)
+				testkit.WaitUntil(t, "every worker asleep", allAsleep)
 				before := ReadStats()
 				time.Sleep(20 * time.Millisecond) // a stretch of idleness, not a bound
 				if after := ReadStats(); after != before {
 					t.Fatalf("the idle pool moved:\nbefore %+v\nafter  %+v", before, after)
 				}
-				if !everyWorkerAsleep() {
+				if !allAsleep() {
 					t.Fatalf("a worker woke with nothing queued: counters %v", global.sleep.Load())
 				}
 			})
@@ -67,14 +57,14 @@ func TestIdleWokenOncePerTask(t *testing.T) {
 			withRescueOff(t, procs, false, func() {
 				startWorkers(t, procs)
 				for i := range rounds {
-					testkit.WaitUntil(t, "every worker asleep", everyWorkerAsleep)
+					testkit.WaitUntil(t, "every worker asleep", allAsleep)
 					before := global.sleep.Tally()
 					var g Group
 					done := make(chan struct{})
 					g.Go(func() error { close(done); return nil })
 					<-done
 					wantNil(t, "Wait()", g.Wait())
-					testkit.WaitUntil(t, "every worker asleep again", everyWorkerAsleep)
+					testkit.WaitUntil(t, "every worker asleep again", allAsleep)
 					after := global.sleep.Tally()
 					if w, s := after.Wakes-before.Wakes, after.Sleeps-before.Sleeps; w != 1 || s != 1 {
 						t.Fatalf("round %d: one task woke %d workers and they slept %d times; want 1 and 1", i, w, s)

@@ -79,10 +79,9 @@ import (
 // the last tick naps longer each tick, up to watchDoze, and posts stop
 // kicking it (flowing, see monitor.busy): the posters read statuses
 // themselves, so nothing needs its ticks on time until a tick finds the
-// work slower. Each tick
-// also samples GOMAXPROCS (Pool.refreshSize), so a saturated pool grows
-// within a tick when GOMAXPROCS goes up. Its period and patience,
-// watchTick and watchQuiet, are in params.go.
+// work slower. Each tick also samples GOMAXPROCS (Pool.refreshSize), so a
+// saturated pool grows within a tick when GOMAXPROCS goes up. Its period
+// and patience, watchTick and watchQuiet, are in params.go.
 
 // watch starts the watchdog unless it runs. Called by posters that found
 // the pool saturated (all workers busy, no room to start another).
@@ -430,10 +429,11 @@ func sampleStuck(active []*worker, gen uint64, now int64) (stuck int, flowing bo
 	flowing = len(active) > 0
 	for _, w := range active {
 		s := w.seq.Load()
-		if w.mon.gen != gen-1 || s-w.mon.seq < flowSeq {
+		fresh := w.mon.gen != gen-1 // no marks from the sample before
+		if fresh || s-w.mon.seq < flowSeq {
 			flowing = false
 		}
-		if w.mon.gen != gen-1 || s != w.mon.seq {
+		if fresh || s != w.mon.seq {
 			w.mon.seq, w.mon.since = s, now
 		}
 		w.mon.gen = gen

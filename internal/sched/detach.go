@@ -66,6 +66,6 @@ func (p *Pool) drain(w *worker) {
 			return
 		}
 		// The record is not recycled: free lists belong to workers.
-		p.inject(job{f: t.f, g: t.g.Load()})
+		p.inject(job{fn: t.fn, g: t.g.Load()})
 	}
 }

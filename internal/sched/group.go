@@ -76,7 +76,7 @@ type groupSlow struct {
 	// readable without mu.
 	nParked atomic.Int64
 	mu      xsync.Mutex
-	parked  []func() error
+	parked  []fn
 }
 
 // sl returns the slow part, allocating it on first use.
@@ -148,12 +148,12 @@ func (g *Group) Go(f func() error) {
 			g.acquireOutside()
 			break
 		}
-		g.setAside(f, w) // inside a task
+		g.setAside(g.submitted(f), w) // inside a task
 		return
 	default:
 		g.state.Add(oneTask)
 	}
-	g.queue(f, w)
+	g.queue(g.submitted(f), w)
 }
 
 // TryGo implements wsgroup.Group.TryGo: it adds f as a task of g if that
@@ -172,7 +172,7 @@ func (g *Group) TryGo(f func() error) bool {
 	default:
 		g.state.Add(oneTask)
 	}
-	g.queue(f, current())
+	g.queue(g.submitted(f), current())
 	return true
 }
 
@@ -189,11 +189,11 @@ func (sl *groupSlow) refusesGo() bool {
 
 // queue puts f, a task of g already counted as active, on w's deque, or
 // into the injector when the caller is not a worker (w nil).
-func (g *Group) queue(f func() error, w *worker) {
+func (g *Group) queue(f fn, w *worker) {
 	if w != nil {
 		w.pushLocal(f, g)
 	} else {
-		global.inject(job{f: f, g: g})
+		global.inject(job{fn: f, g: g})
 	}
 }
 
@@ -237,7 +237,7 @@ func (g *Group) tryAcquire() bool {
 // them in a Go, which waits for nothing (see acquireOutside): a queued task
 // may wait for what the caller does after Go returns; and a Goexit in it
 // would end the caller in the middle of its Go, before its task is queued.
-func (g *Group) setAside(f func() error, w *worker) {
+func (g *Group) setAside(f fn, w *worker) {
 	g.state.Add(oneTask)
 	g.parkTask(f, w)
 }
@@ -250,7 +250,7 @@ func (g *Group) setAside(f func() error, w *worker) {
 // hence the second look. done subtracts before it loads nParked, and we
 // store nParked before unpark loads the count: one of the two sees the
 // other.
-func (g *Group) parkTask(f func() error, w *worker) {
+func (g *Group) parkTask(f fn, w *worker) {
 	sl := g.sl()
 	sl.mu.Lock()
 	sl.parked = append(sl.parked, f)
@@ -344,7 +344,7 @@ func (g *Group) done(k int64) int64 {
 // (setAside), at most limit of the group's tasks are out of the parked list
 // and so at most limit can be executing: this check is the execution
 // bound's own guard, and parks a task only if that accounting is broken.
-func (g *Group) startRunning(w *worker, f func() error) bool {
+func (g *Group) startRunning(w *worker, f fn) bool {
 	if runningOf(g.state.Add(oneRunning)) <= g.limit {
 		return true
 	}
@@ -372,7 +372,7 @@ func (g *Group) unpark(w *worker) bool {
 		return false
 	}
 	f := sl.parked[0]
-	sl.parked[0] = nil
+	sl.parked[0] = fn{}
 	sl.parked = sl.parked[1:]
 	sl.nParked.Store(int64(len(sl.parked)))
 	sl.mu.Unlock()

@@ -56,7 +56,7 @@ func (in *injector) push(j job) uint64 { return in.shard().push(j) }
 
 // unpushIf takes back the newest task of the calling goroutine's shard if
 // it belongs to g, and returns its function (nil otherwise).
-func (in *injector) unpushIf(g *Group) func() error { return in.shard().unpushIf(g) }
+func (in *injector) unpushIf(g *Group) fn { return in.shard().unpushIf(g) }
 
 // takeBatch moves a batch of the oldest tasks of one non-empty shard into
 // dst and returns how many it moved. start picks the shard to look at
@@ -254,28 +254,28 @@ func (q *queue) lazyInit() {
 }
 
 // unpushIf removes the newest task if it belongs to g and returns its
-// function, or returns nil. A submitter calls it to run its own group's
+// function, or returns the zero fn. A submitter calls it to run its own group's
 // tasks while it waits (the newest are most likely its own).
 //
 // It takes back only a task in the tail block (tailOff > 0): the blocks are
 // linked forwards only, and a task at the end of the previous block is
 // rare enough to leave to the workers.
-func (q *queue) unpushIf(g *Group) func() error {
+func (q *queue) unpushIf(g *Group) fn {
 	// Cheap refusal first, without the locks: nothing queued. This read
 	// may be stale; the check is repeated under the locks.
 	if !q.nonEmpty() {
-		return nil
+		return fn{}
 	}
 	p := q.lockTail()
 	q.headMu.Lock()
-	var f func() error
+	var f fn
 	// Under both locks published and taken are stable: producers hold the
 	// tail lock to publish, consumers hold headMu from their load of pub
 	// to their store of taken.
 	if p > q.taken.Load() && q.tailOff > 0 {
 		s := &q.tail.slots[q.tailOff-1]
 		if s.g == g {
-			f = s.f
+			f = s.fn
 			*s = job{}
 			q.tailOff--
 			p--

@@ -184,7 +184,7 @@ func TestQueueClearsSlots(t *testing.T) {
 		obj := &payload{}
 		obj.buf[0] = byte(i)
 		ptrs[i] = weak.Make(obj)
-		q.push(job{f: func() error { sink.Add(int64(obj.buf[1])); return nil }})
+		q.push(job{fn: fn{f: func() error { sink.Add(int64(obj.buf[1])); return nil }}})
 	}
 	dst := make([]job, 64)
 	for taken := 0; taken < take; {
@@ -238,7 +238,7 @@ func TestQueueShrinks(t *testing.T) {
 	q := new(queue)
 	before := heap()
 	for range n {
-		q.push(job{f: f, g: &g})
+		q.push(job{fn: fn{f: f}, g: &g})
 	}
 	peak := heap() - before
 	dst := make([]job, injectBatch)
@@ -269,9 +269,9 @@ func TestQueueSteadyStateAllocs(t *testing.T) {
 	taken := 0
 	allocs := testing.AllocsPerRun(2000, func() {
 		for range 32 {
-			q.push(job{f: f, g: &g})
+			q.push(job{fn: fn{f: f}, g: &g})
 		}
-		if q.unpushIf(&g) != nil { // nil when the newest task ends a block
+		if q.unpushIf(&g).f != nil { // nil when the newest task ends a block
 			taken++
 		}
 		for q.popBatch(dst) > 0 {
@@ -397,7 +397,7 @@ func jobIDOf(f func() error) (int, bool) {
 
 // idJob returns job id of group g.
 func idJob(id int, g *Group) job {
-	return job{f: func() error { return jobID(id) }, g: g}
+	return job{fn: fn{f: func() error { return jobID(id) }}, g: g}
 }
 
 // popAll drains q and returns the ids of its jobs, oldest first.
@@ -422,7 +422,7 @@ func popAll(t *testing.T, q *queue) []int {
 func TestQueueUnpushIf(t *testing.T) {
 	var g, h Group
 	var q queue
-	if f := q.unpushIf(&g); f != nil {
+	if f := q.unpushIf(&g).f; f != nil {
 		t.Fatal("unpushIf on a zero queue returned a task")
 	}
 	for i := range 6 {
@@ -432,13 +432,13 @@ func TestQueueUnpushIf(t *testing.T) {
 		}
 		q.push(idJob(i, gr)) // 0 g, 1 h, 2 g, 3 h, 4 g, 5 h
 	}
-	if f := q.unpushIf(&g); f != nil {
+	if f := q.unpushIf(&g).f; f != nil {
 		t.Fatalf("unpushIf(g) took job %d while the newest is h's", idOf(t, f))
 	}
-	if f := q.unpushIf(&h); f == nil || idOf(t, f) != 5 {
+	if f := q.unpushIf(&h).f; f == nil || idOf(t, f) != 5 {
 		t.Fatalf("unpushIf(h) did not take back job 5")
 	}
-	if f := q.unpushIf(&g); f == nil || idOf(t, f) != 4 {
+	if f := q.unpushIf(&g).f; f == nil || idOf(t, f) != 4 {
 		t.Fatalf("unpushIf(g) did not take back job 4")
 	}
 	if got := q.len(); got != 4 {
@@ -450,7 +450,7 @@ func TestQueueUnpushIf(t *testing.T) {
 		t.Fatalf("popBatch did not return job 0 first")
 	}
 	q.push(idJob(6, &g))
-	if f := q.unpushIf(&g); f == nil || idOf(t, f) != 6 {
+	if f := q.unpushIf(&g).f; f == nil || idOf(t, f) != 6 {
 		t.Fatalf("unpushIf(g) did not take back job 6")
 	}
 	if got, want := popAll(t, &q), []int{1, 2, 3}; !slices.Equal(got, want) {
@@ -464,21 +464,21 @@ func TestQueueUnpushIf(t *testing.T) {
 	if k := q.popBatch(dst); k != 1 {
 		t.Fatalf("popBatch = %d, want 1", k)
 	}
-	if f := q.unpushIf(&g); f != nil {
+	if f := q.unpushIf(&g).f; f != nil {
 		t.Fatalf("unpushIf took back job %d, which a consumer had taken", idOf(t, f))
 	}
 	// Taken back down to empty, then used again.
 	q.push(idJob(8, &g))
 	q.push(idJob(9, &g))
 	for _, want := range []int{9, 8} {
-		if f := q.unpushIf(&g); f == nil || idOf(t, f) != want {
+		if f := q.unpushIf(&g).f; f == nil || idOf(t, f) != want {
 			t.Fatalf("unpushIf did not take back job %d", want)
 		}
 	}
 	if q.nonEmpty() || q.len() != 0 {
 		t.Fatalf("nonEmpty() = %v, len() = %d after every task was taken back", q.nonEmpty(), q.len())
 	}
-	if f := q.unpushIf(&g); f != nil {
+	if f := q.unpushIf(&g).f; f != nil {
 		t.Fatal("unpushIf on an emptied queue returned a task")
 	}
 	q.push(idJob(10, &g))
@@ -507,15 +507,15 @@ func TestQueueUnpushIfBlockBoundary(t *testing.T) {
 				t.Fatalf("popBatch = %d, want %d", k, before)
 			}
 		}
-		if f := q.unpushIf(&g); f != nil {
+		if f := q.unpushIf(&g).f; f != nil {
 			t.Fatalf("before=%d: unpushIf took job %d from the previous block", before, idOf(t, f))
 		}
 		q.push(idJob(next, &g))
-		if f := q.unpushIf(&g); f == nil || idOf(t, f) != next {
+		if f := q.unpushIf(&g).f; f == nil || idOf(t, f) != next {
 			t.Fatalf("before=%d: unpushIf did not take back job %d, the only one in the tail block", before, next)
 		}
 		// Now the tail block is empty again: nothing to take back.
-		if f := q.unpushIf(&g); f != nil {
+		if f := q.unpushIf(&g).f; f != nil {
 			t.Fatalf("before=%d: unpushIf took job %d across the boundary", before, idOf(t, f))
 		}
 		got := popAll(t, &q)
@@ -575,7 +575,7 @@ func TestQueueUnpushModel(t *testing.T) {
 				if n := len(model); n > 0 && model[n-1].g == gi && published%blockLen != 0 {
 					want = model[n-1].id
 				}
-				f := q.unpushIf(&groups[gi])
+				f := q.unpushIf(&groups[gi]).f
 				switch {
 				case want < 0 && f != nil:
 					t.Fatalf("seed %d step %d: unpushIf(group %d) took job %d, want nothing", seed, step, gi, idOf(t, f))
@@ -626,7 +626,7 @@ func TestQueueUnpushConcurrent(t *testing.T) {
 					id := p*perProducer + i
 					q.push(idJob(id, &groups[p]))
 					if r.IntN(3) == 0 {
-						if f := q.unpushIf(&groups[p]); f != nil {
+						if f := q.unpushIf(&groups[p]).f; f != nil {
 							got, ok := jobIDOf(f)
 							if !ok {
 								t.Errorf("producer %d took back a job with no id", p)
@@ -800,7 +800,7 @@ func TestInjectorCallerShard(t *testing.T) {
 		go func() {
 			defer close(done)
 			if differs = in.shard() != mine; differs {
-				f = in.unpushIf(&g)
+				f = in.unpushIf(&g).f
 			}
 		}()
 		<-done
@@ -815,7 +815,7 @@ func TestInjectorCallerShard(t *testing.T) {
 	if !other {
 		t.Fatalf("100 goroutines all hashed to the test goroutine's shard")
 	}
-	if f := in.unpushIf(&g); f == nil || idOf(t, f) != 1 {
+	if f := in.unpushIf(&g).f; f == nil || idOf(t, f) != 1 {
 		t.Fatalf("the pushing goroutine could not take its task back")
 	}
 	if in.nonEmpty() {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 	stdatomic "sync/atomic"
+	"unsafe"
 
 	"github.com/go-steal/steal/internal/explore/atomic"
 )
@@ -89,7 +90,7 @@ func (g *Group) taskPanicked(v any, crash string) {
 // check catches it. (Counting the task there as Goexit would count it
 // twice.) callTask returns, too, after a panic that the group recovered.
 // This is the shape of x/sync/singleflight's doCall.
-func (w *worker) call(f func() error, g *Group, admitted bool) {
+func (w *worker) call(f fn, g *Group, admitted bool) {
 	ended := false // callTask returned: no Goexit
 	defer func() {
 		w.depth--
@@ -132,8 +133,26 @@ func crashHow(w *worker) string {
 // does not return when f called runtime.Goexit, nor when taskPanicked
 // raised the panic again. The deferred function runs above f's frames, so
 // a stack taken there shows where f panicked.
-func (g *Group) callTask(f func() error, w *worker) (returned, handled bool) {
+//
+// The goroutine wears f's profiler labels while f runs (labels.go), and
+// then its own again (home), whatever f left: a worker's first task on
+// the goroutine starts from none, which the worker wears between tasks;
+// a task nested in another (run by a Wait or Go inside it) or run outside
+// the pool reads what the goroutine wears now. The deferred function
+// restores them, so a panic's crash report and a Goexit's unwinding, too,
+// go on under the goroutine's own labels.
+func (g *Group) callTask(f fn, w *worker) (returned, handled bool) {
+	var home unsafe.Pointer
+	if w == nil || w.depth > 1 {
+		home = getProfLabel()
+	}
+	if f.labels != home {
+		setProfLabel(f.labels)
+	}
 	defer func() {
+		if getProfLabel() != home {
+			setProfLabel(home)
+		}
 		if returned {
 			return
 		}
@@ -142,7 +161,7 @@ func (g *Group) callTask(f func() error, w *worker) (returned, handled bool) {
 			g.taskPanicked(r, crashHow(w))
 		}
 	}()
-	if err := f(); err != nil {
+	if err := f.f(); err != nil {
 		g.fail(err)
 	}
 	return true, false
@@ -157,7 +176,7 @@ func (g *Group) callTask(f func() error, w *worker) (returned, handled bool) {
 // panic that the group does not recover ends the program (fatalPanic); and
 // a runtime.Goexit in f ends the task as finished and goes on unwinding
 // the caller's goroutine, which has no slot to hand to a successor.
-func (g *Group) callOutside(f func() error, admitted bool, c *outsideCounts) {
+func (g *Group) callOutside(f fn, admitted bool, c *outsideCounts) {
 	ended := false // callTask returned: no Goexit
 	defer func() {
 		c.tasks++

@@ -6,18 +6,18 @@ import "github.com/go-steal/steal/internal/explore/atomic"
 // injector stores it, so an outside Go allocates nothing beyond the
 // caller's closure.
 type job struct {
-	f func() error
+	fn
 	g *Group
 }
 
 // task is a job in a worker's deque: a record that lives there as a *task
 // and is recycled through the free list of the worker that ran it.
 type task struct {
-	f func() error
+	fn // read only by whoever claimed the task
 	// g is atomic because a thief that steals only some tasks (help:
 	// only the waited group's) reads g of the oldest task before it has
 	// claimed it, while the worker that did claim it may already be reusing
-	// the record. f is read only by whoever claimed the task.
+	// the record.
 	g atomic.Pointer[Group]
 	// injected: the task came from the injector (see worker.afterTask).
 	// Read, like f, only by whoever claimed the task.
@@ -26,7 +26,7 @@ type task struct {
 
 // newTask takes a record from the worker's free list, or allocates one.
 // Owner only.
-func (w *worker) newTask(f func() error, g *Group, injected bool) *task {
+func (w *worker) newTask(f fn, g *Group, injected bool) *task {
 	var t *task
 	if n := len(w.free); n > 0 {
 		t = w.free[n-1]
@@ -34,19 +34,19 @@ func (w *worker) newTask(f func() error, g *Group, injected bool) *task {
 	} else {
 		t = new(task)
 	}
-	t.f = f
+	t.fn = f
 	t.g.Store(g)
 	t.injected = injected
 	return t
 }
 
-// freeTask clears t's closure (so the GC can collect it) and keeps t for
+// freeTask clears t's closure and labels (so the GC can collect them) and keeps t for
 // reuse. It leaves g, which the next newTask overwrites: clearing it would
 // be one more write for a thief's peek to race with, and a group is small.
 // Records migrate between workers with steals; the cap keeps a worker that
 // only steals from hoarding them.
 func (w *worker) freeTask(t *task) {
-	t.f = nil
+	t.fn = fn{}
 	if len(w.free) < freeTasks {
 		w.free = append(w.free, t)
 	}

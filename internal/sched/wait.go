@@ -188,7 +188,7 @@ func (g *Group) helpOutside() {
 	defer global.publishOutside(id, &c) // deferred for Goexit too
 	isG := func(t *task) bool { return t.g.Load() == g }
 	for g.count() != 0 {
-		if f := global.inj.unpushIf(g); f != nil {
+		if f := global.inj.unpushIf(g); f.f != nil {
 			g.runOutside(f, &c)
 			continue
 		}
@@ -198,14 +198,13 @@ func (g *Group) helpOutside() {
 		}
 		c.steals++
 		// The record is not recycled: free lists belong to workers.
-		f := t.f
-		g.runOutside(f, &c)
+		g.runOutside(t.fn, &c)
 	}
 }
 
 // runOutside runs f, a task of g that the calling goroutine (not a worker)
 // has taken, and accounts for it; c counts it if it ran.
-func (g *Group) runOutside(f func() error, c *outsideCounts) {
+func (g *Group) runOutside(f fn, c *outsideCounts) {
 	if g.skips() {
 		g.drop(nil, false)
 		return

@@ -120,6 +120,7 @@ func (p *Pool) watchNow() {
 // watchdog is the monitor goroutine's body: a tick at a time, the steps
 // of monitor (see the top of this file for the rules).
 func (p *Pool) watchdog() {
+	clearLabels() // the caller of Go that started the monitor may wear some
 	m := newMonitor(p)
 	defer m.timer.Stop()
 	for {

@@ -79,6 +79,7 @@ type worker struct {
 // run is the body of a worker goroutine: it serves slot w, then waits as a
 // spare (spare.go) for another slot, until its spare linger passes.
 func (w *worker) run(idle sleep.Idle) {
+	clearLabels()
 	p := w.pool
 	self := selfHandle()
 	var sp *spare
@@ -279,7 +280,7 @@ func (w *worker) takeInjected() *task {
 	postBegin()
 	wasEmpty := w.dq.Len() == 0
 	for i := n - 1; i >= 1; i-- {
-		w.dq.Push(w.newTask(w.batch[i].f, w.batch[i].g, true))
+		w.dq.Push(w.newTask(w.batch[i].fn, w.batch[i].g, true))
 		w.batch[i] = job{}
 	}
 	if n > 1 {
@@ -291,7 +292,7 @@ func (w *worker) takeInjected() *task {
 		w.pushed()
 	}
 	postEnd()
-	t := w.newTask(w.batch[0].f, w.batch[0].g, true)
+	t := w.newTask(w.batch[0].fn, w.batch[0].g, true)
 	w.batch[0] = job{}
 	return t
 }
@@ -384,7 +385,7 @@ func (w *worker) random() uint64 {
 
 // execute runs t and accounts for its completion; own is as in afterTask.
 func (w *worker) execute(t *task, own *int64) {
-	f, g, injected := t.f, t.g.Load(), t.injected
+	f, g, injected := t.fn, t.g.Load(), t.injected
 	w.freeTask(t)
 	w.started++
 	w.seq.Store(w.started<<1 | 1) // in a task: see worker.seq
@@ -489,7 +490,7 @@ func (w *worker) settleNow() {
 }
 
 // pushLocal queues a task of g on this worker's deque.
-func (w *worker) pushLocal(f func() error, g *Group) {
+func (w *worker) pushLocal(f fn, g *Group) {
 	postBegin()
 	wasEmpty := w.dq.Len() == 0
 	w.dq.Push(w.newTask(f, g, false))

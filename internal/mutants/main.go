@@ -76,6 +76,8 @@ var (
 		[]string{"-run", "TestLinearizab", "./internal/ranges"}, nil}
 	propertyGroup = check{"property: wsgroup against errgroup (rapid)",
 		[]string{"-run", "TestProperty", "./wsgroup"}, nil}
+	labels = check{"sched and wsgroup: tasks wear their submitter's profiler labels (internal reads, CPU profiles)",
+		[]string{"-run", "TestLabels|TestProfileLabels", "./internal/sched", "./wsgroup"}, nil}
 	retireScan = check{"sched: extra workers retire, and the deque scans shrink back",
 		[]string{"-run", "TestWatchdogExtraWorkersRetire", "./internal/sched"}, nil}
 	// The soak stops at its first failure: a mutant is caught as soon as
@@ -130,6 +132,20 @@ var (
 
 // mutants is the table.
 var mutants = []mutant{
+	{
+		name:  "labels-not-restored",
+		bug:   "after a task, the goroutine that ran it keeps the task's profiler labels",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"\t\tif getProfLabel() != home {\n\t\t\tsetProfLabel(home)\n\t\t}\n", ""}},
+		check: labels,
+	},
+	{
+		name:  "labels-first-of-batch",
+		bug:   "of a batch taken from the injector, only the first task keeps its submitter's labels",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"w.dq.Push(w.newTask(w.batch[i].fn, w.batch[i].g, true))", "w.dq.Push(w.newTask(fn{f: w.batch[i].f}, w.batch[i].g, true))"}},
+		check: labels,
+	},
 	{
 		name:  "sleep-no-recheck",
 		bug:   "a worker that announced sleepiness sleeps without re-checking the jobs event counter",

@@ -87,10 +87,12 @@ func WithContext(ctx context.Context) (*Group, context.Context) {
 //
 // A task run by a Wait runs on the goroutine of that Wait, and it shows:
 //
-//   - goroutine-specific state is the caller's: its goroutine id, its pprof
-//     labels, its OS thread. A task that calls [runtime.LockOSThread] must
-//     call [runtime.UnlockOSThread] before it returns, or the lock stays with
-//     the caller (on a worker it stays with the worker, which is as bad);
+//   - goroutine-specific state is the caller's: its goroutine id, its OS
+//     thread (its profiler labels are the task's own while the task runs,
+//     and the caller's again afterwards, see Go). A task that calls
+//     [runtime.LockOSThread] must call [runtime.UnlockOSThread] before it
+//     returns, or the lock stays with the caller (on a worker it stays with
+//     the worker, which is as bad);
 //   - [runtime.Goexit] in the task (t.FailNow calls it) ends the goroutine
 //     the task runs on: the caller of a Wait outside the pool, or, inside a
 //     task, that task and every task suspended below it on its worker's
@@ -113,15 +115,23 @@ func (g *Group) Wait() error {
 
 // Go calls the given function in a new task: on one of the worker goroutines
 // that every Group of the process shares, or on the goroutine of a Wait of
-// the group (see Wait), never on a goroutine of its own. Goroutine-specific
-// state is not managed: the function runs with whatever pprof labels its
-// goroutine has, and on that goroutine's OS thread. On a worker those are
-// the labels of the goroutine that started the worker, which may be any
-// caller of Go of any group, and the labels a previous task set with
-// pprof.SetGoroutineLabels; on a Wait's goroutine, its caller's. If profiles
-// must attribute the function's work, label it inside the function with
-// pprof.Do (when Do returns, the goroutine keeps the labels of the context
-// given to Do).
+// the group (see Wait), never on a goroutine of its own.
+//
+// Profiles and traces see the function as they see errgroup's goroutine.
+// It runs with the profiler labels that the goroutine calling Go wore at
+// the call ([runtime/pprof.Do], [runtime/pprof.SetGoroutineLabels]), as a
+// goroutine started by a go statement inherits its creator's, wherever it
+// runs; its CPU samples carry them, and so do the tasks it gives in turn.
+// When it returns, the goroutine that ran it wears its own labels again
+// (none on a worker), whatever labels the function set, so none outlives
+// the task. While the execution tracer runs ([runtime/trace.IsEnabled]),
+// the function runs inside a trace region named after the function that
+// called Go, such as "main.handle" or "main.handle.func1", tied to the
+// trace task of the context given to WithContext, if it carries one; Go
+// then walks the caller's stack once, and costs nothing of the kind while
+// tracing is off. Goroutine identity does not carry over: the function
+// runs on a shared goroutine and its OS thread (see Wait for what that
+// means for [runtime.LockOSThread] and [runtime.Goexit]).
 //
 // The first call to Go must happen before a Wait. Outside a task, Go blocks
 // until the task can be added without the number of active tasks exceeding

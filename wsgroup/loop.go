@@ -51,6 +51,10 @@ func (PanicMode) loopOption() {}
 // Goexit there ends that goroutine once the loop has finished, and a panic
 // there is never seen by its caller's recover.
 //
+// Bodies wear the profiler labels of the goroutine that called For, and,
+// while the execution tracer runs, each of the loop's tasks runs in a trace
+// region named after the function that called For (see [Group.Go]).
+//
 // For may be called anywhere, including inside a task or inside the body of
 // another For: while it waits, the caller runs the loop's own tasks, as
 // Wait does, so nested loops keep every worker busy and do not deadlock.

@@ -31,9 +31,8 @@ imports github.com/go-steal/steal/wsgroup under the name errgroup), and, for
 groups of either package, code that relies on what differs: SetLimit after
 Go or TryGo on the same group with no Wait between; runtime.Goexit,
 t.FailNow, t.Fatal and t.Skip in a task; runtime.LockOSThread or
-runtime.UnlockOSThread without its counterpart, and
-pprof.SetGoroutineLabels, in a task; and For, ForEach or Map bodies that
-wait on a channel shared by the loop.`,
+runtime.UnlockOSThread without its counterpart in a task; and For, ForEach
+or Map bodies that wait on a channel shared by the loop.`,
 	URL:      "https://github.com/go-steal/steal/blob/main/migrate.md",
 	Requires: []*analysis.Analyzer{inspect.Analyzer},
 	Run:      run,

@@ -232,7 +232,7 @@ func checkTaskCall(pass *analysis.Pass, t *task, call *ast.CallExpr) {
 		pass.Report(analysis.Diagnostic{Pos: call.Pos(), End: call.End(), Message: msg + link(anchor)})
 	}
 	const goexitAnchor = "goexit-failnow-and-fatal-in-a-task"
-	const stateAnchor = "lockosthread-and-goroutine-local-state-in-a-task"
+	const lockAnchor = "lockosthread-in-a-task"
 	switch path, name := fn.Pkg().Path(), fn.Name(); {
 	case path == "runtime" && !method && name == "Goexit":
 		report(fmt.Sprintf("runtime.Goexit in a %s: %s, and Goexit ends that goroutine, not only the %s; return an error instead",
@@ -243,18 +243,17 @@ func checkTaskCall(pass *analysis.Pass, t *task, call *ast.CallExpr) {
 	// A task that locks its thread and unlocks it again (with a deferred
 	// UnlockOSThread, say) leaves the goroutine as it found it, which the
 	// package documentation allows: only a call without its counterpart
-	// in the same task is reported.
+	// in the same task is reported. Profiler labels are not checked: a
+	// task carries the labels of the goroutine that called Go, and the
+	// goroutine that ran it gets its own labels back when it returns, so
+	// pprof.SetGoroutineLabels in a task lasts to the end of the task, as
+	// on errgroup's goroutine.
 	case path == "runtime" && !method && name == "LockOSThread" && !t.calls(pass, "runtime", "UnlockOSThread"):
 		report(fmt.Sprintf("runtime.LockOSThread without runtime.UnlockOSThread in a %s: %s, so the lock, and whatever the %s does to the thread, stays with that goroutine for what runs on it next, where errgroup's goroutine would have ended; unlock before the %s returns (defer runtime.UnlockOSThread()), or do thread-bound work on a goroutine of your own, started and waited for inside the %s",
-			t.noun(), t.where(), t.noun(), t.noun(), t.noun()), stateAnchor)
+			t.noun(), t.where(), t.noun(), t.noun(), t.noun()), lockAnchor)
 	case path == "runtime" && !method && name == "UnlockOSThread" && !t.calls(pass, "runtime", "LockOSThread"):
 		report(fmt.Sprintf("runtime.UnlockOSThread without runtime.LockOSThread in a %s: %s, so it can undo a lock that goroutine holds (a caller of %s locked to the main thread, say); unlock only what the %s locked",
-			t.noun(), t.where(), t.waiter(), t.noun()), stateAnchor)
-	// pprof.Do is left alone: it is how the package documentation tells
-	// a task to label its own work.
-	case path == "runtime/pprof" && !method && name == "SetGoroutineLabels":
-		report(fmt.Sprintf("pprof.SetGoroutineLabels in a %s: %s, so the labels stay on that goroutine after the %s returns and are attributed to what runs on it next; label the %s's own work with pprof.Do inside it instead",
-			t.noun(), t.where(), t.noun(), t.noun()), stateAnchor)
+			t.noun(), t.where(), t.waiter(), t.noun()), lockAnchor)
 	}
 }
 

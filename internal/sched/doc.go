@@ -12,7 +12,9 @@
 //  1. Group.Go or Group.TryGo (group.go) counts the task in the group's
 //     state word, within the limit if there is one (at a full limit, a Go
 //     outside a task waits for a slot, acquireOutside; a Go inside a task
-//     sets the task aside, setAside). Then it queues the task: on a worker,
+//     sets the task aside, setAside). The function goes with the caller's
+//     profiler labels, and while tracing inside a trace region
+//     (Group.submitted, labels.go). Then it queues the task: on a worker,
 //     onto the worker's own deque (worker.pushLocal, worker.go; package
 //     deque); elsewhere, into the injector, in the caller's shard
 //     (Pool.inject, pool.go; injector.go). Task records are in task.go.
@@ -28,7 +30,9 @@
 //     worker's deque (Pool.stealFor, worker.go), the goroutine marked in
 //     runners (runners.go) meanwhile.
 //  4. It runs (worker.execute; panic.go: worker.call, callOutside and
-//     callTask tell a return, a panic and a runtime.Goexit apart). A
+//     callTask tell a return, a panic and a runtime.Goexit apart, and
+//     callTask puts the task's labels on the goroutine and takes them off
+//     again). A
 //     skip-queued group that is canceled drops it instead (failure.go:
 //     skips, drop); a limited group admits it to execute (startRunning).
 //  5. It is counted finished (worker.afterTask, worker.settle): the

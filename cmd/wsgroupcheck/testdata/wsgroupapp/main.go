@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/pprof"
 
 	"github.com/go-steal/steal/wsgroup"
 )
@@ -28,6 +29,12 @@ func main() {
 		if i > 0 {
 			<-ch
 		}
+		return nil
+	})
+	// Not reported: a task carries its caller's labels, and its goroutine
+	// gets its own back after the task.
+	g.Go(func() error {
+		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("k", "v")))
 		return nil
 	})
 	fmt.Println(err, g.Wait())

@@ -16,7 +16,9 @@ package wsgroup_test
 // with the helpers of the other test files of the package.
 
 import (
+	"context"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,6 +146,26 @@ func benchInline() benchGroup { return new(workload.InlineGroup) }
 
 // BenchmarkTiny: 100k tiny tasks (~12 ns each) from outside, no limit.
 func BenchmarkTiny(b *testing.B) { benchFlat(b, benchTinyRounds()) }
+
+// BenchmarkTinyLabels: BenchmarkTiny submitted from a goroutine that wears
+// profiler labels (pprof.Do), which every task then wears too: against
+// BenchmarkTiny, the cost of carrying labels over; inline is the floor.
+func BenchmarkTinyLabels(b *testing.B) {
+	rounds := benchTinyRounds()
+	labels := pprof.Labels("endpoint", "/bench", "span", "0123456789abcdef")
+	for _, im := range benchImpls {
+		b.Run(im.name, func(b *testing.B) {
+			pprof.Do(context.Background(), labels, func(context.Context) {
+				benchBatch(b, im.newGroup, benchBatchTasks, rounds, 0)
+			})
+		})
+	}
+	b.Run("impl=inline", func(b *testing.B) {
+		pprof.Do(context.Background(), labels, func(context.Context) {
+			benchBatch(b, benchInline, benchBatchTasks, rounds, 0)
+		})
+	})
+}
 
 // BenchmarkTinyLimit: 100k tiny tasks from outside under SetLimit(GOMAXPROCS).
 func BenchmarkTinyLimit(b *testing.B) {

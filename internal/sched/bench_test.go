@@ -1,7 +1,10 @@
 package sched
 
 import (
+	"context"
+	"runtime/pprof"
 	"testing"
+	"unsafe"
 )
 
 // The benchmarks of the public API, side by side with errgroup, are in
@@ -34,4 +37,44 @@ func BenchmarkTinyOutsideLimit(b *testing.B) {
 		g.Wait()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
+}
+
+// BenchmarkLabelCarry is what carrying profiler labels adds to a task, by
+// itself: Go reads the caller's labels, and callTask compares them with the
+// worker's before the task and reads the goroutine's labels after it (and
+// sets them both ways when the task has some). The rows are per task.
+func BenchmarkLabelCarry(b *testing.B) {
+	run := func(b *testing.B) {
+		var home unsafe.Pointer
+		for b.Loop() {
+			f := fn{f: tiny, labels: getProfLabel()} // Group.submitted
+			if f.labels != home {                    // callTask, before
+				setProfLabel(f.labels)
+			}
+			if getProfLabel() != home { // callTask, after
+				setProfLabel(home)
+			}
+		}
+	}
+	b.Run("labels=none", run)
+	b.Run("labels=some", func(b *testing.B) {
+		pprof.Do(context.Background(), pprof.Labels("k", "v"), func(context.Context) {
+			// A worker runs the task: it wears none between tasks, so
+			// the labels are set before and taken off after.
+			l := getProfLabel()
+			var home unsafe.Pointer
+			for b.Loop() {
+				setProfLabel(l) // the submitter's goroutine wears them
+				f := fn{f: tiny, labels: getProfLabel()}
+				setProfLabel(home)
+				if f.labels != home {
+					setProfLabel(f.labels)
+				}
+				if getProfLabel() != home {
+					setProfLabel(home)
+				}
+			}
+			setProfLabel(l)
+		})
+	})
 }

@@ -88,8 +88,9 @@ func WithContext(ctx context.Context) (*Group, context.Context) {
 // A task run by a Wait runs on the goroutine of that Wait, and it shows:
 //
 //   - goroutine-specific state is the caller's: its goroutine id, its OS
-//     thread (its profiler labels are the task's own while the task runs,
-//     and the caller's again afterwards, see Go). A task that calls
+//     thread (its profiler labels are those of the task's caller of Go
+//     while the task runs, and the Wait caller's again afterwards, see
+//     Go). A task that calls
 //     [runtime.LockOSThread] must call [runtime.UnlockOSThread] before it
 //     returns, or the lock stays with the caller (on a worker it stays with
 //     the worker, which is as bad);
@@ -128,11 +129,11 @@ func (g *Group) Wait() error {
 // the function runs inside a trace region named after the function that
 // called Go, such as "main.handle" or "main.handle.func1", tied to the
 // trace task of the context given to WithContext, if it carries one. To
-// name it, each Go made while tracing reads its caller's stack; while
-// tracing is off, this costs nothing, and reading the caller's labels
-// costs a Go a few nanoseconds. Goroutine identity does not carry over: the function
-// runs on a shared goroutine and its OS thread (see Wait for what that
-// means for [runtime.LockOSThread] and [runtime.Goexit]).
+// name the region, each Go made while tracing reads its caller's stack;
+// while tracing is off this costs nothing, and carrying the labels costs
+// a task about two nanoseconds. Goroutine identity does not carry over:
+// the function runs on a shared goroutine and its OS thread (see Wait for
+// what that means for [runtime.LockOSThread] and [runtime.Goexit]).
 //
 // The first call to Go must happen before a Wait. Outside a task, Go blocks
 // until the task can be added without the number of active tasks exceeding

@@ -32,9 +32,9 @@
 //  4. It runs (worker.execute; panic.go: worker.call, callOutside and
 //     callTask tell a return, a panic and a runtime.Goexit apart, and
 //     callTask puts the task's labels on the goroutine and takes them off
-//     again). A
-//     skip-queued group that is canceled drops it instead (failure.go:
-//     skips, drop); a limited group admits it to execute (startRunning).
+//     again). A skip-queued group that is canceled drops it instead
+//     (failure.go: skips, drop); a limited group admits it to execute
+//     (startRunning).
 //  5. It is counted finished (worker.afterTask, worker.settle): the
 //     group's count goes down (Group.done, group.go), batched for runs of
 //     injected tasks of an unlimited group, and for the tasks of an

@@ -55,7 +55,7 @@ func (in *injector) shard() *queue {
 func (in *injector) push(j job) uint64 { return in.shard().push(j) }
 
 // unpushIf takes back the newest task of the calling goroutine's shard if
-// it belongs to g, and returns its function (nil otherwise).
+// it belongs to g, and returns its function (the zero fn otherwise).
 func (in *injector) unpushIf(g *Group) fn { return in.shard().unpushIf(g) }
 
 // takeBatch moves a batch of the oldest tasks of one non-empty shard into
@@ -254,8 +254,8 @@ func (q *queue) lazyInit() {
 }
 
 // unpushIf removes the newest task if it belongs to g and returns its
-// function, or returns the zero fn. A submitter calls it to run its own group's
-// tasks while it waits (the newest are most likely its own).
+// function, or returns the zero fn. A submitter calls it to run its own
+// group's tasks while it waits (the newest are most likely its own).
 //
 // It takes back only a task in the tail block (tailOff > 0): the blocks are
 // linked forwards only, and a task at the end of the previous block is

@@ -40,11 +40,11 @@ func (w *worker) newTask(f fn, g *Group, injected bool) *task {
 	return t
 }
 
-// freeTask clears t's closure and labels (so the GC can collect them) and keeps t for
-// reuse. It leaves g, which the next newTask overwrites: clearing it would
-// be one more write for a thief's peek to race with, and a group is small.
-// Records migrate between workers with steals; the cap keeps a worker that
-// only steals from hoarding them.
+// freeTask clears t's closure and labels (so the GC can collect them) and
+// keeps t for reuse. It leaves g, which the next newTask overwrites:
+// clearing it would be one more write for a thief's peek to race with, and
+// a group is small. Records migrate between workers with steals; the cap
+// keeps a worker that only steals from hoarding them.
 func (w *worker) freeTask(t *task) {
 	t.fn = fn{}
 	if len(w.free) < freeTasks {

@@ -5,7 +5,10 @@
 // I/O), or held by the runtime (for example by the garbage collector)?
 //
 // The scheduler (package sched) uses it to tell a worker that is blocked,
-// and so is not using its CPU, from one that is busy or only delayed.
+// and so is not using its CPU, from one that is busy or only delayed. It
+// also reads and sets a goroutine's profiler labels, and gives a goroutine
+// the address of its own, proven at start-up like the status (labels.go),
+// so that a worker can read them with a load.
 //
 // # How it works
 //
@@ -157,6 +160,7 @@ func init() {
 		return
 	}
 	proven = true
+	labelsProven = proveLabels(labelsOffset)
 	on.Store(true)
 }
 

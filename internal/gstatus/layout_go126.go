@@ -37,11 +37,17 @@ import "unsafe"
 //	waitsince    int64          // 168
 //	waitreason   waitReason     // 176  <- reasonOffset (a uint8)
 //
-// The whole g is 456 bytes; gBound keeps every read well inside it.
+// The whole g is 456 bytes (gSize); gBound keeps every read of another
+// goroutine's g well inside it. A goroutine also reads one field of its
+// own g, further on:
+//
+//	labels       unsafe.Pointer // 352  <- labelsOffset (profiler labels)
 const (
 	statusOffset = 144
 	goidOffset   = 152
 	reasonOffset = 176
+	labelsOffset = 352
+	gSize        = 456
 )
 
 // gBound is a bound on the offsets a layout may name: every read stays

@@ -31,8 +31,9 @@ func TestLayoutMatchesDWARF(t *testing.T) {
 		t.Skipf("the go command is %s, this test binary was built by %s", v, runtime.Version())
 	}
 	files := map[string]string{
-		"go.mod":  "module probe\n\ngo 1.26\n",
-		"main.go": "package main\n\nfunc main() { go func() {}() }\n",
+		"go.mod": "module probe\n\ngo 1.26\n",
+		// runtime/pprof, for its label set's type (see probeLabels).
+		"main.go": "package main\n\nimport (\n\t\"context\"\n\t\"runtime/pprof\"\n)\n\nfunc main() {\n\tpprof.Do(context.Background(), pprof.Labels(\"k\", \"v\"), func(context.Context) { go func() {}() })\n}\n",
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -56,13 +57,14 @@ func TestLayoutMatchesDWARF(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := findStruct(t, d, "runtime.g")
-	if g.ByteSize < gBound {
-		t.Errorf("runtime.g is %d bytes, gBound is %d", g.ByteSize, gBound)
+	if g.ByteSize < gBound || g.ByteSize != gSize {
+		t.Errorf("runtime.g is %d bytes, gBound is %d and gSize %d", g.ByteSize, gBound, gSize)
 	}
 	want := map[string]struct{ offset, size int64 }{
 		"atomicstatus": {statusOffset, 4},
 		"goid":         {goidOffset, 8},
 		"waitreason":   {reasonOffset, 1},
+		"labels":       {labelsOffset, 8},
 	}
 	seen := 0
 	for _, fld := range g.Field {
@@ -79,9 +81,35 @@ func TestLayoutMatchesDWARF(t *testing.T) {
 	if seen != len(want) {
 		t.Errorf("found %d of the fields %v in runtime.g", seen, want)
 	}
+	// The labels pointer points to runtime/pprof's labelMap, a label set
+	// whose zero value is empty: a slice first (probeLabels relies on it).
+	lm := findStruct(t, d, "runtime/pprof.labelMap")
+	if len(lm.Field) == 0 || lm.Field[0].ByteOffset != 0 || lm.ByteSize > int64(len(probeLabels))*8 {
+		t.Errorf("runtime/pprof.labelMap: %d bytes, fields %v; probeLabels assumes at most %d bytes, a label set first", lm.ByteSize, lm.Field, len(probeLabels)*8)
+	} else if set, ok := underlying(lm.Field[0].Type).(*dwarf.StructType); !ok || len(set.Field) == 0 || !isSlice(set.Field[0].Type) {
+		t.Errorf("runtime/pprof.labelMap's first field is %v, not a struct whose first field is a slice", lm.Field[0].Type)
+	}
 	if goLayout != (layout{statusOffset, goidOffset, reasonOffset}) {
 		t.Errorf("goLayout = %+v, not the offsets checked", goLayout)
 	}
+}
+
+// underlying strips typedefs off typ.
+func underlying(typ dwarf.Type) dwarf.Type {
+	for {
+		td, ok := typ.(*dwarf.TypedefType)
+		if !ok {
+			return typ
+		}
+		typ = td.Type
+	}
+}
+
+// isSlice reports whether typ is a Go slice, which the debug information
+// describes as a struct named "[]T".
+func isSlice(typ dwarf.Type) bool {
+	st, ok := underlying(typ).(*dwarf.StructType)
+	return ok && strings.HasPrefix(st.StructName, "[]")
 }
 
 // findStruct returns the struct type named name in d.

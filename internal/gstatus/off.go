@@ -7,6 +7,8 @@
 
 package gstatus
 
+import "unsafe"
+
 // prove fails: there is nothing to prove the reader with.
 func prove() error { return errUnsupported }
 
@@ -14,3 +16,8 @@ func prove() error { return errUnsupported }
 func self() Handle { return Handle{} }
 
 func read(Handle) Status { return Unknown }
+
+// Without a layout there is no labels word to prove.
+func proveLabels(uintptr) bool { return false }
+
+func labelsWord() *unsafe.Pointer { return nil }

@@ -78,6 +78,8 @@ var (
 		[]string{"-run", "TestProperty", "./wsgroup"}, nil}
 	labels = check{"sched and wsgroup: tasks wear their submitter's profiler labels (internal reads, CPU profiles)",
 		[]string{"-run", "TestLabels|TestProfileLabels", "./internal/sched", "./wsgroup"}, nil}
+	labelsWord = check{"gstatus and sched: the labels word follows the labels; tasks wear their submitter's labels",
+		[]string{"-run", "TestLabels", "./internal/gstatus", "./internal/sched"}, nil}
 	retireScan = check{"sched: extra workers retire, and the deque scans shrink back",
 		[]string{"-run", "TestWatchdogExtraWorkersRetire", "./internal/sched"}, nil}
 	// The soak stops at its first failure: a mutant is caught as soon as
@@ -136,7 +138,21 @@ var mutants = []mutant{
 		name:  "labels-not-restored",
 		bug:   "after a task, the goroutine that ran it keeps the task's profiler labels",
 		file:  "internal/sched/panic.go",
-		edits: []edit{{"\t\tif getProfLabel() != home {\n\t\t\tsetProfLabel(home)\n\t\t}\n", ""}},
+		edits: []edit{{"\t\tif w.wears() != home {\n\t\t\tgstatus.SetLabels(home)\n\t\t}\n", ""}},
+		check: labels,
+	},
+	{
+		name:  "labels-word-misplaced",
+		bug:   "a goroutine loads its labels from the word after the one the start-up check proved",
+		file:  "internal/gstatus/labels_read.go",
+		edits: []edit{{"return (*unsafe.Pointer)(unsafe.Add(getg(), labelsOffset))", "return (*unsafe.Pointer)(unsafe.Add(getg(), labelsOffset+8))"}},
+		check: labelsWord,
+	},
+	{
+		name:  "labels-worker-inherits",
+		bug:   "a worker keeps the labels of the goroutine that started it",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"\tclearLabels()\n\tp := w.pool\n", "\tp := w.pool\n"}},
 		check: labels,
 	},
 	{

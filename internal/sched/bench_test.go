@@ -5,6 +5,8 @@ import (
 	"runtime/pprof"
 	"testing"
 	"unsafe"
+
+	"github.com/go-steal/steal/internal/gstatus"
 )
 
 // The benchmarks of the public API, side by side with errgroup, are in
@@ -40,41 +42,51 @@ func BenchmarkTinyOutsideLimit(b *testing.B) {
 }
 
 // BenchmarkLabelCarry is what carrying profiler labels adds to a task, by
-// itself: Go reads the caller's labels, and callTask compares them with the
-// worker's before the task and reads the goroutine's labels after it (and
-// sets them both ways when the task has some). The rows are per task.
+// itself: a Go outside the pool reads the caller's labels (a call), and
+// callTask compares them with the worker's before the task and loads the
+// worker's labels after it (through its proven labels word, or with a
+// call where there is none), and sets them both ways when the task has
+// some. The rows are per task; the floor row builds the task's record
+// alone, without the labels.
 func BenchmarkLabelCarry(b *testing.B) {
-	run := func(b *testing.B) {
+	b.Run("floor", func(b *testing.B) {
+		var f fn
+		for b.Loop() {
+			f = fn{f: tiny}
+		}
+		_ = f
+	})
+	w := &worker{labels: gstatus.LabelsWord()} // the benchmark goroutine plays the worker too
+	b.Run("labels=none", func(b *testing.B) {
 		var home unsafe.Pointer
 		for b.Loop() {
-			f := fn{f: tiny, labels: getProfLabel()} // Group.submitted
-			if f.labels != home {                    // callTask, before
-				setProfLabel(f.labels)
+			f := fn{f: tiny, labels: (*worker)(nil).wears()} // Group.submitted, outside the pool
+			if f.labels != home {                            // callTask, before
+				gstatus.SetLabels(f.labels)
 			}
-			if getProfLabel() != home { // callTask, after
-				setProfLabel(home)
+			if w.wears() != home { // callTask, after
+				gstatus.SetLabels(home)
 			}
 		}
-	}
-	b.Run("labels=none", run)
+	})
+	// With labels, each round also puts the submitter's labels back on the
+	// goroutine first: one set more than a task costs.
 	b.Run("labels=some", func(b *testing.B) {
 		pprof.Do(context.Background(), pprof.Labels("k", "v"), func(context.Context) {
-			// A worker runs the task: it wears none between tasks, so
-			// the labels are set before and taken off after.
-			l := getProfLabel()
+			submitter := gstatus.Labels()
 			var home unsafe.Pointer
 			for b.Loop() {
-				setProfLabel(l) // the submitter's goroutine wears them
-				f := fn{f: tiny, labels: getProfLabel()}
-				setProfLabel(home)
+				gstatus.SetLabels(submitter)
+				f := fn{f: tiny, labels: (*worker)(nil).wears()}
+				gstatus.SetLabels(home) // the worker wears none between tasks
 				if f.labels != home {
-					setProfLabel(f.labels)
+					gstatus.SetLabels(f.labels)
 				}
-				if getProfLabel() != home {
-					setProfLabel(home)
+				if w.wears() != home {
+					gstatus.SetLabels(home)
 				}
 			}
-			setProfLabel(l)
+			gstatus.SetLabels(submitter)
 		})
 	})
 }

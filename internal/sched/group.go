@@ -148,12 +148,12 @@ func (g *Group) Go(f func() error) {
 			g.acquireOutside()
 			break
 		}
-		g.setAside(g.submitted(f), w) // inside a task
+		g.setAside(g.submitted(f, w), w) // inside a task
 		return
 	default:
 		g.state.Add(oneTask)
 	}
-	g.queue(g.submitted(f), w)
+	g.queue(g.submitted(f, w), w)
 }
 
 // TryGo implements wsgroup.Group.TryGo: it adds f as a task of g if that
@@ -172,7 +172,8 @@ func (g *Group) TryGo(f func() error) bool {
 	default:
 		g.state.Add(oneTask)
 	}
-	g.queue(g.submitted(f), current())
+	w := current()
+	g.queue(g.submitted(f, w), w)
 	return true
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/go-steal/steal/internal/gstatus"
 )
 
 // What a task takes from the goroutine that called Go, so that profiles
@@ -14,19 +16,18 @@ import (
 // goroutine's profiler labels, and, while the execution tracer runs, a
 // trace region named after the function that called Go.
 //
-// Labels: Go reads the caller's labels (one call, a load of the current
-// goroutine's label pointer) and keeps them with the function (fn). The
-// goroutine that runs the task wears them while it runs and goes back to
-// its own afterwards (callTask), so no label outlives the task, even one
-// the task set itself with pprof.SetGoroutineLabels: a worker between
-// tasks wears none, and a goroutine that runs a task inside a Wait wears
-// its own again. Besides Go's read, a task submitted without labels costs
-// a worker one pointer comparison before it runs and one read after it.
+// Labels: Go reads the caller's labels and keeps them with the function
+// (fn). The goroutine that runs the task wears them while it runs and goes
+// back to its own afterwards (callTask), so no label outlives the task,
+// even one the task set itself with pprof.SetGoroutineLabels: a worker
+// between tasks wears none, and a goroutine that runs a task inside a Wait
+// wears its own again.
 //
-// The labels are read and set through the two functions runtime/pprof
-// uses, which the runtime keeps for packages outside the standard library
-// (see the comment above them in the runtime's proflabel.go, and
-// go.dev/issue/67401).
+// The labels are read and set as runtime/pprof does it (package gstatus:
+// Labels, SetLabels). A worker also reads its own labels with a plain load
+// where gstatus proved the word that holds them (worker.wears), so that a
+// task submitted without labels costs it a pointer comparison before the
+// task and a load after it; a Go outside the pool reads them with a call.
 
 // fn is a task's function with the profiler labels of the goroutine that
 // submitted it (nil: none).
@@ -35,29 +36,33 @@ type fn struct {
 	labels unsafe.Pointer
 }
 
-//go:linkname getProfLabel runtime/pprof.runtime_getProfLabel
-func getProfLabel() unsafe.Pointer
-
-//go:linkname setProfLabel runtime/pprof.runtime_setProfLabel
-func setProfLabel(labels unsafe.Pointer)
+// wears returns the labels the calling goroutine wears, which must be w's
+// occupant, or any goroutine outside the pool if w is nil.
+func (w *worker) wears() unsafe.Pointer {
+	if w != nil && w.labels != nil {
+		return *w.labels
+	}
+	return gstatus.Labels()
+}
 
 // clearLabels takes off the labels a goroutine of the pool inherited from
 // the goroutine that started it: a worker may be started by any caller of
 // Go, and between tasks it must wear none.
 func clearLabels() {
-	if getProfLabel() != nil {
-		setProfLabel(nil)
+	if gstatus.Labels() != nil {
+		gstatus.SetLabels(nil)
 	}
 }
 
-// submitted is f as Go, TryGo or a loop queues it for group g: with the
-// caller's labels and, while the execution tracer runs, inside a trace
-// region named after the caller (see traced).
-func (g *Group) submitted(f func() error) fn {
+// submitted is f as Go, TryGo or a loop queues it for group g, called on
+// worker w (nil: outside the pool): with the caller's labels and, while
+// the execution tracer runs, inside a trace region named after the caller
+// (see traced).
+func (g *Group) submitted(f func() error, w *worker) fn {
 	if trace.IsEnabled() {
 		f = g.traced(f)
 	}
-	return fn{f: f, labels: getProfLabel()}
+	return fn{f: f, labels: w.wears()}
 }
 
 // traced wraps f in a trace region named after the function that called

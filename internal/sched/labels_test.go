@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/gstatus"
 )
 
 // Profiler labels: a task wears the labels of the goroutine that called
@@ -30,7 +31,7 @@ func (c *labelCheck) task(want unsafe.Pointer) func() error {
 }
 
 func (c *labelCheck) see(want unsafe.Pointer) {
-	if getProfLabel() == want {
+	if gstatus.Labels() == want {
 		c.ok.Add(1)
 	} else {
 		c.wrong.Add(1)
@@ -56,7 +57,7 @@ func labelled(v string, f func(labels unsafe.Pointer)) {
 // goroutine wears again when it returns), passing f the Do's context too.
 func labelledIn(ctx context.Context, v string, f func(ctx context.Context, labels unsafe.Pointer)) {
 	pprof.Do(ctx, pprof.Labels("k", v), func(ctx context.Context) {
-		f(ctx, getProfLabel())
+		f(ctx, gstatus.Labels())
 	})
 }
 
@@ -94,7 +95,7 @@ func TestLabelsFromOutside(t *testing.T) {
 				}
 				<-done
 				wantNil(t, "g.Wait()", g.Wait())
-				if getProfLabel() != la {
+				if gstatus.Labels() != la {
 					t.Errorf("limit %d: the waiting goroutine does not wear its own labels after Wait", limit)
 				}
 			})
@@ -215,7 +216,7 @@ func TestLabelsOutsideWait(t *testing.T) {
 				}
 			})
 			wantNil(t, "g.Wait()", g.Wait())
-			if getProfLabel() != lw {
+			if gstatus.Labels() != lw {
 				t.Errorf("the goroutine of Wait wears other labels than its own after running tasks")
 			}
 		})
@@ -240,5 +241,45 @@ func TestLabelsLoop(t *testing.T) {
 			wantNil(t, "For", err)
 		})
 		c.want(t, "bodies", int64(n))
+	})
+}
+
+// TestLabelsBlockedTask: a task that gives subtasks and then blocks
+// outside the scheduler (on a channel that only its subtasks close) has
+// its worker's place handed on, and the subtasks, stolen from its deque
+// or moved to the injector, run elsewhere wearing the labels they were
+// given under; the blocked task wears its own when it goes on.
+func TestLabelsBlockedTask(t *testing.T) {
+	forProcs(t, []int{1, 2}, func(t *testing.T, _ int) {
+		const k = 16
+		var subs, blocked labelCheck
+		var g Group
+		labelledIn(context.Background(), "a", func(ctxA context.Context, la unsafe.Pointer) {
+			g.Go(func() error {
+				release := make(chan struct{})
+				var left atomic.Int64
+				left.Store(k)
+				labelledIn(ctxA, "b", func(_ context.Context, lb unsafe.Pointer) {
+					var sub Group
+					for range k {
+						sub.Go(func() error {
+							subs.see(lb)
+							if left.Add(-1) == 0 {
+								close(release)
+							}
+							return nil
+						})
+					}
+					<-release
+					blocked.see(lb)
+					wantNil(t, "sub.Wait()", sub.Wait())
+				})
+				blocked.see(la)
+				return nil
+			})
+		})
+		wantNil(t, "g.Wait()", g.Wait())
+		subs.want(t, "subtasks of a blocked task", k)
+		blocked.want(t, "the blocked task", 2)
 	})
 }

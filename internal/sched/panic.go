@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/go-steal/steal/internal/explore/atomic"
+	"github.com/go-steal/steal/internal/gstatus"
 )
 
 // The panic path: what happens when a task panics. A task runs in call (on
@@ -144,14 +145,14 @@ func crashHow(w *worker) string {
 func (g *Group) callTask(f fn, w *worker) (returned, handled bool) {
 	var home unsafe.Pointer
 	if w == nil || w.depth > 1 {
-		home = getProfLabel()
+		home = w.wears()
 	}
 	if f.labels != home {
-		setProfLabel(f.labels)
+		gstatus.SetLabels(f.labels)
 	}
 	defer func() {
-		if getProfLabel() != home {
-			setProfLabel(home)
+		if w.wears() != home {
+			gstatus.SetLabels(home)
 		}
 		if returned {
 			return

@@ -2,6 +2,7 @@ package sched
 
 import (
 	stdatomic "sync/atomic"
+	"unsafe"
 
 	"github.com/go-steal/steal/internal/deque"
 	"github.com/go-steal/steal/internal/explore/atomic"
@@ -41,6 +42,10 @@ type worker struct {
 	// The occupant goroutine's status handle (status.go), stored when it
 	// takes the slot; nil while statuses are not read.
 	handle stdatomic.Pointer[gstatus.Handle]
+	// labels is the address of the occupant's own profiler labels
+	// (gstatus.LabelsWord), set when it takes the slot, or nil: the
+	// occupant alone loads from it (worker.wears, labels.go).
+	labels *unsafe.Pointer
 	// seen is the mark of the last read that found the occupant blocked
 	// in a task (see worker.blockedFor), shared by the monitor and the
 	// posters: seq<<32 | the time of that read. 0: none.
@@ -99,6 +104,7 @@ func (w *worker) run(idle sleep.Idle) {
 func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 	workers.Register(w)
 	w.handle.Store(self)
+	w.labels = gstatus.LabelsWord()
 	w.looking = true
 	defer func() {
 		// Not after release: the slot may belong to a new goroutine by

@@ -395,7 +395,7 @@ var mutants = []mutant{
 		name:  "group-limit-order",
 		bug:   "a Go inside a task on a full limited group queues its task on the deque, where it starts before the tasks that hold the slots",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\t\tg.setAside(f, w) // inside a task\n\t\treturn\n", "\t\tg.state.Add(oneTask)\n"}},
+		edits: []edit{{"\t\tg.setAside(g.submitted(f, w), w) // inside a task\n\t\treturn\n", "\t\tg.state.Add(oneTask)\n"}},
 		check: limitOrder,
 	},
 	{
@@ -412,7 +412,7 @@ var mutants = []mutant{
 		name:  "sched-outside-error-lost",
 		bug:   "the error of a task run by a Wait outside the pool is not recorded, so that Wait returns nil",
 		file:  "internal/sched/panic.go",
-		edits: []edit{{"\tif err := f(); err != nil {\n\t\tg.fail(err)", "\tif err := f(); err != nil && w != nil {\n\t\tg.fail(err)"}},
+		edits: []edit{{"\tif err := f.f(); err != nil {\n\t\tg.fail(err)", "\tif err := f.f(); err != nil && w != nil {\n\t\tg.fail(err)"}},
 		check: soak,
 	},
 	{
@@ -471,7 +471,7 @@ var mutants = []mutant{
 		name:  "group-go-lost-update",
 		bug:   "Go adds its task to the count with a load and a store, so a Go or a completion at the same moment is lost",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\tdefault:\n\t\tg.state.Add(oneTask)\n\t}\n\tg.queue(f, w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.queue(f, w)\n}"}},
+		edits: []edit{{"\tdefault:\n\t\tg.state.Add(oneTask)\n\t}\n\tg.queue(g.submitted(f, w), w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.queue(g.submitted(f, w), w)\n}"}},
 		check: exploreSched,
 	},
 	{

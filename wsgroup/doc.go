@@ -222,9 +222,10 @@
 //   - Tasks run on reused worker goroutines shared by the whole process,
 //     or on the goroutine of a Wait of their own group: goroutine identity
 //     (goroutine ids, the OS thread) is that goroutine's ([Group.Go],
-//     [Group.Wait]). Profiler labels and trace regions are as under
-//     errgroup: a task wears the labels of its caller of Go, and runs in a
-//     region named after it while the tracer runs ([Group.Go]).
+//     [Group.Wait]). Profiler labels carry over as under errgroup: a task
+//     wears the labels of its caller of Go. While the execution tracer
+//     runs, each task is a trace region named after the function that
+//     called Go, where errgroup's tasks are goroutines ([Group.Go]).
 //   - Inside a task, Go on a limited group does not block ([Group.Go]).
 //   - runtime.Goexit in a task ends the goroutine it runs on: the tasks
 //     suspended below it in a helping Wait, or the caller of a Wait that

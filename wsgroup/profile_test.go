@@ -7,10 +7,12 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/go-steal/steal/internal/gstatus"
 	"github.com/go-steal/steal/internal/testkit"
 	"github.com/go-steal/steal/wsgroup"
 )
@@ -232,4 +234,41 @@ func profileLabelledRun(t *testing.T, tasks, rounds int) labelTally {
 		wantNil(t, "a path's Wait", err)
 	}
 	return tally(t, buf.Bytes())
+}
+
+// TestLabelsEveryEntry: whichever call gives the work (Go, TryGo, For,
+// ForEach, Map), it runs wearing the labels of the goroutine that made
+// the call, read as the profiler reads them.
+func TestLabelsEveryEntry(t *testing.T) {
+	testkit.Guard(t, func() {
+		const n = 1000
+		var ok, wrong atomic.Int64
+		pprof.Do(context.Background(), pprof.Labels("entry", "all"), func(ctx context.Context) {
+			want := gstatus.Labels()
+			see := func() {
+				if gstatus.Labels() == want {
+					ok.Add(1)
+				} else {
+					wrong.Add(1)
+				}
+			}
+			var g wsgroup.Group
+			for i := range n {
+				if i%2 == 0 {
+					g.Go(func() error { see(); return nil })
+				} else if !g.TryGo(func() error { see(); return nil }) {
+					t.Error("TryGo refused on a group without a limit")
+				}
+			}
+			wantNil(t, "g.Wait()", g.Wait())
+			wantNil(t, "For", wsgroup.For(ctx, n, func(context.Context, int) error { see(); return nil }))
+			s := make([]int, n)
+			wantNil(t, "ForEach", wsgroup.ForEach(ctx, s, func(context.Context, *int) error { see(); return nil }))
+			_, err := wsgroup.Map(ctx, s, func(context.Context, *int) (int, error) { see(); return 0, nil })
+			wantNil(t, "Map", err)
+		})
+		if ok.Load() != 4*n || wrong.Load() != 0 {
+			t.Errorf("%d calls wore their caller's labels and %d did not; want all %d", ok.Load(), wrong.Load(), 4*n)
+		}
+	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-steal/steal/internal/gstatus"
 	"github.com/go-steal/steal/internal/testkit"
+	"github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
 
@@ -22,32 +23,18 @@ import (
 // test takes a real CPU profile and reads it back.
 
 // burnA, burnB and burnNone are the busy loops of the tasks given under
-// the labels set=a, set=b and none: a sample whose stack holds one of
-// them must carry that set's labels, and nothing else.
+// the labels set=a, set=b and none, each n rounds of workload.Spin under a
+// frame of its own: a sample whose stack holds one of them must carry
+// that set's labels, and nothing else.
 
 //go:noinline
-func burnA(n int) uint64 { return burn(n) }
+func burnA(n int) uint64 { return workload.Spin(uint64(n), n) }
 
 //go:noinline
-func burnB(n int) uint64 { return burn(n) }
+func burnB(n int) uint64 { return workload.Spin(uint64(n), n) }
 
 //go:noinline
-func burnNone(n int) uint64 { return burn(n) }
-
-// burn spins for n rounds of a multiply-and-shift, in registers only, so
-// that it costs about the same with and without the race detector.
-func burn(n int) uint64 {
-	x := uint64(n) | 1
-	for range n {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	return x
-}
-
-// burnSink keeps the loops' results alive.
-var burnSink sync.Map
+func burnNone(n int) uint64 { return workload.Spin(uint64(n), n) }
 
 // labelPaths are the ways a task reaches a goroutine that runs it; each
 // runs under its own "path" label, so the profile tells them apart.
@@ -61,7 +48,7 @@ var labelPaths = []string{"outside", "inside", "loop"}
 // runPath runs the path's tasks, each a call of burn(rounds), tasks of
 // them.
 func runPath(path string, burn func(int) uint64, tasks, rounds int) error {
-	keep := func(v uint64) { burnSink.Store(v&7, v) }
+	keep := func(v uint64) { workload.Sink.Add(v) }
 	switch path {
 	case "outside":
 		var g wsgroup.Group

@@ -1,3 +1,5 @@
+//go:build go1.26 && !go1.27 && linux && (amd64 || arm64)
+
 package gstatus
 
 import (

@@ -21,3 +21,6 @@ func read(Handle) Status { return Unknown }
 func proveLabels(uintptr) bool { return false }
 
 func labelsWord() *unsafe.Pointer { return nil }
+
+// labelsOffset names no word: proveLabels fails without looking.
+const labelsOffset = 0

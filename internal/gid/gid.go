@@ -6,10 +6,11 @@
 // if any, in a few nanoseconds: one id read (github.com/petermattis/goid,
 // which reads the runtime's g structure) and one atomic load.
 //
-// At start-up the fast id is checked against the id parsed from
-// runtime.Stack. If they disagree (a Go release that moved the field the
-// fast path reads), the package never reports a registration: every caller
-// then counts as an outsider, which is slower but still correct.
+// At its first use (not when the package is initialized: importing it
+// costs a program nothing), the fast id is checked against the id parsed
+// from runtime.Stack. If they disagree (a Go release that moved the field
+// the fast path reads), the package never reports a registration: every
+// caller then counts as an outsider, which is slower but still correct.
 package gid
 
 import (
@@ -44,8 +45,36 @@ type entry[V any] struct {
 	next *entry[V] // immutable once published
 }
 
-// trusted reports whether goid.Get agrees with runtime.Stack here.
-var trusted = checkFastID()
+// trust is what the check of goid.Get against runtime.Stack found: one of
+// the constants below. The first caller of trusted runs the check;
+// callers that race with it run it too and agree on the first outcome
+// stored (the outcome cannot differ: it is the same toolchain).
+var trust atomic.Uint32
+
+const (
+	trustUnchecked uint32 = iota
+	trustYes
+	trustNo
+)
+
+// trusted reports whether goid.Get agrees with runtime.Stack here: one
+// atomic load once the check has run.
+func trusted() bool {
+	if t := trust.Load(); t != trustUnchecked {
+		return t == trustYes
+	}
+	return checkTrust()
+}
+
+// checkTrust runs the check and records its outcome.
+func checkTrust() bool {
+	t := trustNo
+	if checkFastID() {
+		t = trustYes
+	}
+	trust.CompareAndSwap(trustUnchecked, t)
+	return trust.Load() == trustYes
+}
 
 func checkFastID() bool {
 	// Buffered, so the checking goroutine exits even when the first
@@ -70,9 +99,10 @@ func slowID() int64 {
 	return id
 }
 
-// Trusted reports whether the fast goroutine id was verified at start-up.
+// Trusted reports whether the fast goroutine id agrees with runtime.Stack
+// (checked at the first call of Trusted, Lookup, Register or Unregister).
 // When false, Lookup always reports nil.
-func Trusted() bool { return trusted }
+func Trusted() bool { return trusted() }
 
 // Current returns the calling goroutine's id.
 func Current() int64 { return goid.Get() }
@@ -81,7 +111,7 @@ func bucket(id int64) int { return int(uint64(id) * 0x9E3779B97F4A7C15 >> (64 - 
 
 // Lookup returns the value registered for the calling goroutine, or nil.
 func (t *Table[V]) Lookup() *V {
-	if !trusted {
+	if !trusted() {
 		return nil
 	}
 	id := goid.Get()
@@ -95,7 +125,7 @@ func (t *Table[V]) Lookup() *V {
 
 // Register records v for the calling goroutine until Unregister.
 func (t *Table[V]) Register(v *V) {
-	if !trusted {
+	if !trusted() {
 		return
 	}
 	id := goid.Get()
@@ -107,7 +137,7 @@ func (t *Table[V]) Register(v *V) {
 
 // Unregister removes the calling goroutine's registration.
 func (t *Table[V]) Unregister() {
-	if !trusted {
+	if !trusted() {
 		return
 	}
 	id := goid.Get()

@@ -1,4 +1,4 @@
-//go:build go1.26 && !go1.27 && linux && (amd64 || arm64)
+//go:build linux && (amd64 || arm64 || 386 || arm)
 
 package gstatus
 
@@ -6,96 +6,113 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
-
-	"github.com/petermattis/goid"
+	"unsafe"
 )
 
-// The start-up check proves a layout before the reader trusts it. It runs
-// once, synchronously, during package initialization (prove, read.go),
-// takes a few milliseconds, and leaves no goroutine behind: every probe it
-// starts has exited when it returns, so neither goleak nor a program's
-// runtime.NumGoroutine ever sees one. Its steps:
+// The check finds the layout and proves it before the reader trusts it.
+// It runs on the goroutine of Start or Prove (never during package
+// initialization), takes a few milliseconds, stops no goroutine but its
+// own probes, takes no dump of other goroutines, and leaves no goroutine
+// behind: every probe it starts has exited when it returns, so neither
+// goleak nor a program's runtime.NumGoroutine sees one afterwards. Each
+// field starts with a set of candidate offsets (every aligned offset below
+// searchBound, or, in tests, just the one given) and each step keeps those
+// that agree with what it knows:
 //
-//  1. The calling goroutine, then a new one, reads its own id through the
-//     layout and compares it with the id from github.com/petermattis/goid
-//     and the one runtime.Stack prints, and reads its own status, which
-//     must be "running".
-//  2. Probe goroutines block in each of the kinds (probes.go), two of each.
-//     The check polls each probe until it reads parked in the expected
-//     state the same way on two polls in a row.
-//  3. One runtime.Stack of every goroutine gives the words the runtime
-//     prints for each probe. They must be the expected ones, each probe
-//     must still read as it did, the two probes of a kind must have read
-//     the same wait reason, and probes of different kinds different ones.
-//     The wait reasons read are what Read will call Blocked.
-//  4. Every probe is released, and the check waits until each has exited
-//     and reads as dead.
+//  1. Running goroutines: the checking goroutine and each probe, before
+//     it parks, read their own g at every candidate. An id candidate must
+//     hold the goroutine's id as runtime.Stack prints it in its header; a
+//     status candidate must read gRunning. Ids are distinct, so one
+//     offset is left for the id, or the check fails.
+//  2. Parked probes: probes block in each of the kinds (probes.go), two of
+//     each. The check polls them until, at some status candidates, every
+//     probe reads its kind's state (gWaiting, or gSyscall for the probe in
+//     read(2)) on two polls in a row. Exactly one such candidate must
+//     remain: the status word.
+//  3. Wait reasons: with every probe read parked at that status word, the
+//     reason candidate is the byte that two probes of one kind read the
+//     same and probes of different kinds read differently; exactly one
+//     must remain. The values read are what Read calls Blocked.
+//  4. Labels: the word of the checking goroutine's g that follows its
+//     profiler labels through three changes (labels_read.go). None found
+//     leaves the reader on, with LabelsWord nil.
+//  5. Exit: every probe is released, and must then read as dead at the
+//     status word (or its g must hold another goroutine's id).
 //
-// Anything else (a wrong id or status, a probe that never parks, a header
-// that does not parse, the deadline) fails the check, and the reader
-// stays off.
+// A layout that fails a step fails the check for good; steps 1 to 4 that
+// run out of time (checkTimeout: the probes did not get a CPU) fail it
+// with errTimeout, which Start may try again.
 
 const (
-	// checkTimeout bounds steps 1 to 3. The check normally needs a few
-	// milliseconds; missing the bound means the reader stays off for the
-	// process, so the bound is generous: a machine busy with other
-	// processes may not run the probes' threads for a while. A layout
+	// checkTimeout bounds steps 1 to 4. The check normally needs a few
+	// milliseconds; a machine busy with other processes may not run the
+	// probes' threads for a while, so the bound is generous. A layout
 	// that is wrong fails long before it (at the first probe it misreads).
 	checkTimeout = 500 * time.Millisecond
-	// settleTimeout bounds step 4. Released probes exit at once (the
+	// settleTimeout bounds step 5. Released probes exit at once (the
 	// sleeper within sleepStep), so this is only reached if something is
 	// badly wrong; the check then fails.
 	settleTimeout = time.Second
 	// instances is how many probes of each kind run. Two probes blocked
-	// the same way must read the same wait reason, which a layout that
-	// points at some other byte of the g is unlikely to satisfy.
+	// the same way must read the same wait reason, which a byte that is
+	// not the wait reason is unlikely to do for every kind.
 	instances = 2
 )
 
-// check proves l against the running program and returns the wait
-// reasons it learned.
-func check(l layout) (reasons, error) {
-	if err := l.valid(); err != nil {
-		return reasons{}, err
+// candidates are the offsets a check tries for each field.
+type candidates struct {
+	status, goid, reason, labels []uintptr
+}
+
+// everywhere returns every offset each field can have below searchBound:
+// the status 4-aligned, the id 8-aligned, the reason any byte, the labels
+// pointer-aligned (but not the g's first word, its stack bound).
+func everywhere() candidates {
+	var c candidates
+	ptr := unsafe.Sizeof(uintptr(0))
+	for off := uintptr(0); off < searchBound; off++ {
+		if off%4 == 0 {
+			c.status = append(c.status, off)
+		}
+		if off%8 == 0 && off+8 <= searchBound {
+			c.goid = append(c.goid, off)
+		}
+		if off%ptr == 0 && off > 0 {
+			c.labels = append(c.labels, off)
+		}
+		c.reason = append(c.reason, off)
 	}
-	start := time.Now()
-	if err := checkSelf(l); err != nil {
-		return reasons{}, fmt.Errorf("gstatus: the calling goroutine: %w", err)
-	}
-	c := &checker{l: l, deadline: start.Add(checkTimeout), baseline: runtime.NumGoroutine()}
-	rs, err := c.run()
-	if serr := c.settle(err == nil); err == nil {
+	return c
+}
+
+// only returns the candidates of one layout and labels offset, for tests
+// that show the check rejects a wrong one.
+func only(l layout, labels uintptr) candidates {
+	return candidates{status: []uintptr{l.status}, goid: []uintptr{l.goid}, reason: []uintptr{l.reason}, labels: []uintptr{labels}}
+}
+
+// prove runs the check over every candidate offset.
+func prove() (findings, error) { return check(everywhere()) }
+
+// check finds the layout among c and proves it (see the top of this file).
+func check(c candidates) (findings, error) {
+	ch := &checker{c: c, deadline: time.Now().Add(checkTimeout), baseline: runtime.NumGoroutine()}
+	f, err := ch.run()
+	if serr := ch.settle(err == nil, f.layout); err == nil {
 		err = serr
 	}
 	if err != nil {
-		return reasons{}, err
+		return findings{}, err
 	}
-	return rs, nil
+	return f, nil
 }
 
-// checkSelf is step 1, on the calling goroutine.
-func checkSelf(l layout) error {
-	h := l.self()
-	fast := uint64(goid.Get())
-	slow, err := stackID()
-	if err != nil {
-		return err
-	}
-	if h.id != fast || h.id != slow {
-		return fmt.Errorf("id at offset %d reads %d; goid.Get says %d, runtime.Stack %d", l.goid, h.id, fast, slow)
-	}
-	status, _, ok := l.load(h)
-	if !ok || status != gRunning {
-		return fmt.Errorf("status at offset %d reads %#x, want %d (running)", l.status, status, gRunning)
-	}
-	return nil
-}
-
-// A checker runs steps 1 (for a new goroutine) to 4.
+// A checker runs the steps.
 type checker struct {
-	l        layout
+	c        candidates
 	deadline time.Time
 	// baseline is runtime.NumGoroutine before the check started any
 	// goroutine.
@@ -109,177 +126,254 @@ type checker struct {
 type probe struct {
 	kind    *kind
 	release func()
-	handle  chan Handle // the probe sends its Handle, then parks
-	h       Handle
-	// What the last polls read: the state and wait reason, and how many
-	// polls in a row read the probe parked that same way.
-	status uint32
-	reason uint8
-	polls  int
+	// The probe sends what it read on itself (step 1), then parks.
+	ran chan running
+	h   Handle
+	// What the last polls read at each status candidate (step 2): the
+	// state, and how many polls in a row read the kind's state there.
+	polls map[uintptr]int
 }
 
-// same reports whether status and reason are what p's polls read. The
-// wait reason of a goroutine in a system call is left over from its last
-// park, so it does not count there.
-func (p *probe) same(status uint32, reason uint8) bool {
-	return status == p.status && (status != gWaiting || reason == p.reason)
+// running is what a running goroutine read on itself (step 1).
+type running struct {
+	h      Handle
+	goid   []uintptr // the id candidates that hold its id
+	status []uintptr // the status candidates that read gRunning
+	err    error
+}
+
+// onSelf is step 1 for the calling goroutine, among c.
+func onSelf(c *candidates) running {
+	id, err := stackID()
+	if err != nil {
+		return running{err: err}
+	}
+	g := getg()
+	r := running{h: Handle{g: g, id: id}}
+	for _, off := range c.goid {
+		if load64(g, off) == id {
+			r.goid = append(r.goid, off)
+		}
+	}
+	for _, off := range c.status {
+		if load32(g, off)&^gScan == gRunning {
+			r.status = append(r.status, off)
+		}
+	}
+	return r
+}
+
+// keep narrows the candidates to what r found.
+func (ch *checker) keep(r running) error {
+	if r.err != nil {
+		return r.err
+	}
+	ch.c.goid = intersect(ch.c.goid, r.goid)
+	ch.c.status = intersect(ch.c.status, r.status)
+	if len(ch.c.goid) == 0 {
+		return errors.New("gstatus: no word of the g holds the goroutine's id")
+	}
+	if len(ch.c.status) == 0 {
+		return errors.New("gstatus: no word of the g reads running on every running goroutine")
+	}
+	return nil
+}
+
+// intersect returns the offsets of a that are in b (both sorted).
+func intersect(a, b []uintptr) []uintptr {
+	var out []uintptr
+	for _, off := range a {
+		if _, ok := slices.BinarySearch(b, off); ok {
+			out = append(out, off)
+		}
+	}
+	return out
 }
 
 // spawn runs f on a new goroutine that live counts until f returns.
-func (c *checker) spawn(f func()) {
-	c.live.Add(1)
+func (ch *checker) spawn(f func()) {
+	ch.live.Add(1)
 	go func() {
-		defer c.live.Add(-1)
+		defer ch.live.Add(-1)
 		f()
 	}()
 }
 
-func (c *checker) run() (reasons, error) {
-	res := make(chan error, 1)
-	c.spawn(func() { res <- checkSelf(c.l) })
-	if err := <-res; err != nil {
-		return reasons{}, fmt.Errorf("gstatus: a new goroutine: %w", err)
+func (ch *checker) run() (findings, error) {
+	if err := ch.keep(onSelf(&ch.c)); err != nil {
+		return findings{}, fmt.Errorf("gstatus: the checking goroutine: %w", err)
 	}
-
+	c := ch.c // what the probes test on themselves
 	for i := range kinds {
 		for range instances {
-			if err := c.start(&kinds[i]); err != nil {
-				return reasons{}, fmt.Errorf("gstatus: starting a %q probe: %w", kinds[i].words, err)
+			if err := ch.start(&kinds[i], &c); err != nil {
+				return findings{}, fmt.Errorf("gstatus: starting a %q probe: %w", kinds[i].words, err)
 			}
 		}
 	}
-	for _, p := range c.probes {
-		p.h = <-p.handle
+	for _, p := range ch.probes {
+		r := <-p.ran
+		if err := ch.keep(r); err != nil {
+			return findings{}, fmt.Errorf("gstatus: a %q probe: %w", p.kind.words, err)
+		}
+		p.h = r.h
 	}
-	for {
-		if err := c.waitParked(); err != nil {
-			return reasons{}, err
-		}
-		retry, err := c.compare()
-		if err != nil {
-			return reasons{}, err
-		}
-		if !retry {
-			return c.learn()
-		}
-		if time.Now().After(c.deadline) {
-			return reasons{}, fmt.Errorf("gstatus: a probe was never seen parked by runtime.Stack within %v", checkTimeout)
-		}
+	if len(ch.c.goid) != 1 {
+		return findings{}, fmt.Errorf("gstatus: %d words of the g hold every goroutine's id (at %v)", len(ch.c.goid), ch.c.goid)
 	}
+	goid := ch.c.goid[0]
+	for _, p := range ch.probes {
+		p.h.id = load64(p.h.g, goid)
+	}
+
+	status, err := ch.waitParked(goid)
+	if err != nil {
+		return findings{}, err
+	}
+	l := layout{status: status, goid: goid}
+	rs, err := ch.learn(&l)
+	if err != nil {
+		return findings{}, err
+	}
+	if err := l.valid(); err != nil {
+		return findings{}, fmt.Errorf("gstatus: %w", err)
+	}
+	return findings{layout: l, labels: findLabels(ch.c.labels), reasons: rs}, nil
 }
 
-// start arms a probe of kind k and starts its goroutine.
-func (c *checker) start(k *kind) error {
+// start arms a probe of kind k and starts its goroutine, which reads
+// candidates c on itself (step 1) and parks.
+func (ch *checker) start(k *kind, c *candidates) error {
 	park, release, err := k.arm()
 	if err != nil {
 		return err
 	}
-	p := &probe{kind: k, release: release, handle: make(chan Handle, 1)}
-	c.probes = append(c.probes, p)
-	c.spawn(func() {
-		p.handle <- c.l.self()
+	p := &probe{kind: k, release: release, ran: make(chan running, 1), polls: make(map[uintptr]int)}
+	ch.probes = append(ch.probes, p)
+	ch.spawn(func() {
+		p.ran <- onSelf(c)
 		park()
 	})
 	return nil
 }
 
-// waitParked polls every probe until each reads parked in its kind's
-// state, the same way on two polls in a row.
-func (c *checker) waitParked() error {
+// waitParked is step 2: it polls every probe at every status candidate
+// until, at one or more of them, each probe has read its kind's state on
+// two polls in a row, and returns that candidate if it is the only one.
+// A probe's g must hold its id throughout (goid).
+func (ch *checker) waitParked(goid uintptr) (uintptr, error) {
 	for {
-		pending := 0
-		for _, p := range c.probes {
-			status, reason, ok := c.l.load(p.h)
-			if !ok {
-				return fmt.Errorf("gstatus: the g of a %q probe no longer holds its id", p.kind.words)
+		var settled []uintptr
+		for _, off := range ch.c.status {
+			all := true
+			for _, p := range ch.probes {
+				if load64(p.h.g, goid) != p.h.id {
+					return 0, fmt.Errorf("gstatus: the g of a %q probe no longer holds its id", p.kind.words)
+				}
+				if load32(p.h.g, off)&^gScan == p.kind.status {
+					p.polls[off]++
+				} else {
+					p.polls[off] = 0
+				}
+				all = all && p.polls[off] >= 2
 			}
-			switch {
-			case status != p.kind.status:
-				p.polls = 0
-			case p.polls > 0 && p.same(status, reason):
-				p.polls++
-			default:
-				p.status, p.reason, p.polls = status, reason, 1
-			}
-			if p.polls < 2 {
-				pending++
+			if all {
+				settled = append(settled, off)
 			}
 		}
-		if pending == 0 {
-			return nil
-		}
-		if time.Now().After(c.deadline) {
-			return fmt.Errorf("gstatus: %d of %d probes not seen parked within %v", pending, len(c.probes), checkTimeout)
+		switch {
+		case len(settled) == 1:
+			return settled[0], nil
+		case len(settled) > 1:
+			return 0, fmt.Errorf("gstatus: %d words of the g read every probe's state (at %v)", len(settled), settled)
+		case time.Now().After(ch.deadline):
+			return 0, fmt.Errorf("%w: no word of the g read every probe parked within %v", errTimeout, checkTimeout)
 		}
 		runtime.Gosched()
 	}
 }
 
-// compare takes one runtime.Stack of every goroutine and compares each
-// probe's header with its kind, and its state after the dump with what the
-// polls read. retry is true if a wandering probe was caught awake.
-func (c *checker) compare() (retry bool, err error) {
-	ids := make(map[uint64]bool, len(c.probes))
-	for _, p := range c.probes {
-		ids[p.h.id] = true
-	}
-	words := headerWords(stacks(), ids)
-	for _, p := range c.probes {
-		w, found := words[p.h.id]
-		if !found {
-			return false, fmt.Errorf("gstatus: a %q probe (goroutine %d) is missing from runtime.Stack", p.kind.words, p.h.id)
-		}
-		status, reason, ok := c.l.load(p.h)
-		switch {
-		case w == p.kind.words && ok && p.same(status, reason):
-		case p.kind.wanders:
-			p.polls = 0
-			retry = true
-		default:
-			return false, fmt.Errorf("gstatus: a %q probe (goroutine %d) reads state %d, wait reason %d; runtime.Stack says %q",
-				p.kind.words, p.h.id, status, reason, w)
-		}
-	}
-	return retry, nil
-}
-
-// learn maps the wait reasons the probes read to their kinds' words, and
-// fails if two probes of one kind read different reasons or probes of two
-// kinds the same one.
-func (c *checker) learn() (reasons, error) {
-	rs := reasons{words: make(map[uint8]string)}
-	byWords := make(map[string]uint8)
-	for _, p := range c.probes {
+// learn is step 3: it finds the wait reason's byte among the candidates,
+// sets it in l, and returns the reasons the probes read there. It reads
+// every probe of a waiting kind between two reads of its status that both
+// find it parked (a probe that wanders, the sleeper, may be caught awake:
+// then it reads again), so that each byte read is the reason it parked
+// for.
+func (ch *checker) learn(l *layout) (reasons, error) {
+	var bytes [][]uint8 // per probe of a waiting kind, the byte at each candidate
+	var parked []*probe
+	for _, p := range ch.probes {
 		if p.kind.status != gWaiting {
 			continue
 		}
-		w := p.kind.words
-		if r, seen := byWords[w]; seen && r != p.reason {
-			return reasons{}, fmt.Errorf("gstatus: two %q probes read wait reasons %d and %d", w, r, p.reason)
+		for {
+			before := load32(p.h.g, l.status) &^ gScan
+			bs := make([]uint8, len(ch.c.reason))
+			for i, off := range ch.c.reason {
+				bs[i] = loadByte(p.h.g, off)
+			}
+			after := load32(p.h.g, l.status) &^ gScan
+			if before == gWaiting && after == gWaiting && load64(p.h.g, l.goid) == p.h.id {
+				bytes, parked = append(bytes, bs), append(parked, p)
+				break
+			}
+			if time.Now().After(ch.deadline) {
+				return reasons{}, fmt.Errorf("%w: a %q probe was not seen parked again", errTimeout, p.kind.words)
+			}
+			runtime.Gosched()
 		}
-		if other, seen := rs.words[p.reason]; seen && other != w {
-			return reasons{}, fmt.Errorf("gstatus: %q and %q probes both read wait reason %d", other, w, p.reason)
+	}
+	var hits []int // candidates whose bytes tell the kinds apart
+	for i := range ch.c.reason {
+		byWords := make(map[string]uint8)
+		kindOf := make(map[uint8]string)
+		ok := true
+		for j, p := range parked {
+			b, w := bytes[j][i], p.kind.words
+			if r, seen := byWords[w]; seen && r != b {
+				ok = false // two probes of one kind differ
+				break
+			}
+			if other, seen := kindOf[b]; seen && other != w {
+				ok = false // probes of two kinds agree
+				break
+			}
+			byWords[w], kindOf[b] = b, w
 		}
-		byWords[w] = p.reason
-		rs.words[p.reason] = w
-		rs.blocking[p.reason] = true
+		if ok {
+			hits = append(hits, i)
+		}
+	}
+	if len(hits) != 1 {
+		offs := make([]uintptr, len(hits))
+		for k, i := range hits {
+			offs[k] = ch.c.reason[i]
+		}
+		return reasons{}, fmt.Errorf("gstatus: %d bytes of the g tell every kind of probe apart (at %v), want 1", len(hits), offs)
+	}
+	i := hits[0]
+	l.reason = ch.c.reason[i]
+	rs := reasons{words: make(map[uint8]string)}
+	for j, p := range parked {
+		rs.words[bytes[j][i]] = p.kind.words
+		rs.blocking[bytes[j][i]] = true
 	}
 	return rs, nil
 }
 
-// settle is step 4: it releases every probe and waits until all the
+// settle is step 5: it releases every probe and waits until all the
 // goroutines the check started have exited. If the layout has held so far
-// (proven), each probe must then read as dead (or its g as reused), which
-// proves the dead state too.
-func (c *checker) settle(proven bool) error {
-	for _, p := range c.probes {
+// (proven), each probe must then read as dead at l's status word (or its
+// g must have been reused), which proves the dead state too.
+func (ch *checker) settle(proven bool, l layout) error {
+	for _, p := range ch.probes {
 		p.release()
 	}
 	deadline := time.Now().Add(settleTimeout)
 	var err error
-	if !c.waitUntil(deadline, func() bool { return c.live.Load() == 0 }) {
+	if !ch.waitUntil(deadline, func() bool { return ch.live.Load() == 0 }) {
 		err = errors.New("gstatus: released probes did not return")
-	} else if proven && !c.waitUntil(deadline, c.allGone) {
+	} else if proven && !ch.waitUntil(deadline, func() bool { return ch.allGone(l) }) {
 		err = errors.New("gstatus: exited probes do not read as dead")
 	}
 	// Between returning and being counted out of runtime.NumGoroutine, a
@@ -287,15 +381,15 @@ func (c *checker) settle(proven bool) error {
 	// count is the only way to see that it has finished. (If a goroutine
 	// started by someone else during the check is still running, this
 	// gives up at the deadline.)
-	c.waitUntil(deadline, func() bool { return runtime.NumGoroutine() <= c.baseline })
+	ch.waitUntil(deadline, func() bool { return runtime.NumGoroutine() <= ch.baseline })
 	return err
 }
 
 // allGone reports whether every probe's goroutine has exited: its g reads
-// dead, or holds another goroutine's id.
-func (c *checker) allGone() bool {
-	for _, p := range c.probes {
-		if status, _, ok := c.l.load(p.h); ok && status != gDead {
+// dead at l's status word, or holds another goroutine's id.
+func (ch *checker) allGone(l layout) bool {
+	for _, p := range ch.probes {
+		if load64(p.h.g, l.goid) == p.h.id && load32(p.h.g, l.status)&^gScan != gDead {
 			return false
 		}
 	}
@@ -304,14 +398,10 @@ func (c *checker) allGone() bool {
 
 // waitUntil polls cond until it is true (true) or the deadline passes
 // (false). Between polls it yields the processor, so that the goroutines
-// it waits for can run even with GOMAXPROCS=1. (Sleeping would not do:
-// during package initialization the checking goroutine is locked to the
-// main thread, and a short sleep hands the processor to another thread
-// that only wakes the sleeper and hands it back, again and again, while
-// the probes wait in the run queue.) Past the time a released sleeper
-// takes to wake, it also sleeps a little, so that a wait that goes wrong
-// does not spin for a whole second.
-func (c *checker) waitUntil(deadline time.Time, cond func() bool) bool {
+// it waits for can run even with GOMAXPROCS=1. Past the time a released
+// sleeper takes to wake, it also sleeps a little, so that a wait that
+// goes wrong does not spin for a whole second.
+func (ch *checker) waitUntil(deadline time.Time, cond func() bool) bool {
 	patient := time.Now().Add(4 * sleepStep)
 	for !cond() {
 		now := time.Now()

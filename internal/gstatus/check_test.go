@@ -1,13 +1,16 @@
-//go:build go1.26 && !go1.27 && linux && (amd64 || arm64)
+//go:build linux && (amd64 || arm64 || 386 || arm)
 
 package gstatus
 
 import (
+	"bytes"
 	"os"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/go-steal/steal/internal/testkit"
 )
 
 // expectedWords are the words runtime.Stack prints for the ways to block
@@ -40,65 +43,126 @@ func learnedWords(rs reasons) []string {
 	return ws
 }
 
-func TestStartupCheckPassed(t *testing.T) {
+func TestCheckPassed(t *testing.T) {
 	if os.Getenv(envVar) == "off" {
-		if On() {
-			t.Fatalf("On() with %s=off", envVar)
+		if err := Prove(); On() || err != errEnvOff {
+			t.Fatalf("with %s=off: On() = %v, Prove() = %v", envVar, On(), err)
 		}
-		t.Skipf("%s=off: the start-up check did not run", envVar)
+		t.Skipf("%s=off: the check does not run", envVar)
 	}
-	if !On() || offReason != nil {
-		t.Fatalf("On() = %v, offReason = %v; want the start-up check to pass on linux/%s", On(), offReason, runtime.GOARCH)
+	if err := Prove(); err != nil || !On() {
+		t.Fatalf("Prove() = %v, On() = %v; want the check to pass on linux/%s", err, On(), runtime.GOARCH)
 	}
-	t.Logf("the start-up check took %v", checkTime)
-	if got := learnedWords(learned); !slices.Equal(got, expectedWords) {
+	t.Logf("the check took %v and found %+v, labels at %d", checkTime, found.layout, found.labels)
+	if found.labels == 0 {
+		t.Error("the check did not find the labels word")
+	}
+	if got := learnedWords(found.reasons); !slices.Equal(got, expectedWords) {
 		t.Fatalf("learned %q, want %q", got, expectedWords)
 	}
 	n := 0
-	for _, b := range learned.blocking {
+	for _, b := range found.reasons.blocking {
 		if b {
 			n++
 		}
 	}
-	if n != len(expectedWords) || len(learned.words) != len(expectedWords) {
-		t.Fatalf("%d blocking reasons and %d words learned, want %d of each", n, len(learned.words), len(expectedWords))
+	if n != len(expectedWords) || len(found.reasons.words) != len(expectedWords) {
+		t.Fatalf("%d blocking reasons and %d words learned, want %d of each", n, len(found.reasons.words), len(expectedWords))
 	}
 }
 
-// TestCheckPasses runs the check again, whatever STEAL_GSTATUS says: it
-// must pass, learn the same reasons as at start-up (if it ran), and leave
-// no goroutine behind.
+// TestCheckPasses runs the search again: it must pass, find what the
+// check that turned the reader on found, and leave no goroutine behind.
 func TestCheckPasses(t *testing.T) {
+	requireOn(t)
 	for range 5 {
 		before := runtime.NumGoroutine()
 		start := time.Now()
-		rs, err := check(goLayout)
+		f, err := check(everywhere())
 		took := time.Since(start)
 		if err != nil {
-			t.Fatalf("check(goLayout): %v", err)
+			t.Fatalf("check(everywhere()): %v", err)
 		}
 		if after := runtime.NumGoroutine(); after > before {
 			t.Fatalf("check left %d goroutines, had %d before", after, before)
 		}
-		if got := learnedWords(rs); !slices.Equal(got, expectedWords) {
-			t.Fatalf("learned %q, want %q", got, expectedWords)
-		}
-		if On() && rs.blocking != learned.blocking {
-			t.Fatalf("check learned other reasons than at start-up: %v, then %v", learned.words, rs.words)
+		if f.layout != found.layout || f.labels != found.labels || f.reasons.blocking != found.reasons.blocking {
+			t.Fatalf("check found %+v, labels at %d, reasons %v; the first check %+v, %d, %v",
+				f.layout, f.labels, f.reasons.words, found.layout, found.labels, found.reasons.words)
 		}
 		t.Logf("check took %v", took)
 	}
 }
 
+// TestReasonsMatchRuntimeStack parks one goroutine in each of the probes'
+// ways, reads each through the layout found, and compares the words the
+// check learned for the wait reason read with the words runtime.Stack
+// prints in the goroutine's header: the byte the search found is the one
+// the runtime reports.
+func TestReasonsMatchRuntimeStack(t *testing.T) {
+	requireOn(t)
+	testkit.Guard(t, func() {
+		type parked struct {
+			k       *kind
+			h       Handle
+			release func()
+		}
+		var ps []parked
+		done := make(chan struct{}, len(kinds))
+		for i := range kinds {
+			k := &kinds[i]
+			park, release, err := k.arm()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := make(chan Handle, 1)
+			go func() {
+				defer func() { done <- struct{}{} }()
+				hs <- Self()
+				park()
+			}()
+			ps = append(ps, parked{k: k, h: <-hs, release: release})
+		}
+		defer func() {
+			for _, p := range ps {
+				p.release()
+			}
+			for range ps {
+				<-done
+			}
+		}()
+		ids := make(map[uint64]bool)
+		for _, p := range ps {
+			ids[p.h.id] = true
+		}
+		testkit.WaitUntil(t, "every goroutine parked as runtime.Stack and the layout both say", func() bool {
+			words := headerWords(testkit.Stacks(), ids)
+			for _, p := range ps {
+				status, reason, ok := found.layout.load(p.h)
+				if !ok || status != p.k.status || words[p.h.id] != p.k.words {
+					return false
+				}
+				if status == gWaiting && found.reasons.words[reason] != words[p.h.id] {
+					t.Fatalf("goroutine %d reads wait reason %d, learned as %q; runtime.Stack prints %q",
+						p.h.id, reason, found.reasons.words[reason], words[p.h.id])
+				}
+			}
+			return true
+		})
+	})
+}
+
 // TestShiftedLayoutsRejected runs the check against layouts that are
 // wrong in one way or another. Each must fail, and leave no goroutine.
 func TestShiftedLayoutsRejected(t *testing.T) {
-	const s, g, r = statusOffset, goidOffset, reasonOffset
+	requireOn(t)
+	l := found.layout
+	s, g, r := l.status, l.goid, l.reason
 	layouts := map[string]layout{
 		"status-8":         {s - 8, g, r},
 		"status-4":         {s - 4, g, r},
 		"status+4":         {s + 4, g, r},
-		"goid-4":           {s, g - 4, r},
+		"goid-8":           {s, g - 8, r},
 		"goid+8":           {s, g + 8, r},
 		"goid+16":          {s, g + 16, r},
 		"status,goid swap": {g, s, r},
@@ -110,7 +174,6 @@ func TestShiftedLayoutsRejected(t *testing.T) {
 		"reason+8":         {s, g, r + 8},
 		"reason+15":        {s, g, r + 15}, // a counter that differs between goroutines
 		"reason in goid":   {s, g, g},
-		"beyond the g":     {s, g, gBound},
 		"all shifted +8":   {s + 8, g + 8, r + 8},
 		"all shifted -8":   {s - 8, g - 8, r - 8},
 	}
@@ -118,7 +181,7 @@ func TestShiftedLayoutsRejected(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
 			start := time.Now()
-			_, err := check(l)
+			_, err := check(only(l, found.labels))
 			took := time.Since(start)
 			if err == nil {
 				t.Fatalf("check(%+v) passed", l)
@@ -128,6 +191,16 @@ func TestShiftedLayoutsRejected(t *testing.T) {
 			}
 			t.Logf("rejected in %v: %v", took, err)
 		})
+	}
+	// The layout itself passes the same way.
+	if _, err := check(only(l, found.labels)); err != nil {
+		t.Fatalf("check(only(the layout found)) = %v", err)
+	}
+	// valid rejects what the reader could not even load.
+	for _, l := range []layout{{s + 2, g, r}, {s, g + 4, r}, {s, g, searchBound}, {s, s, r}} {
+		if l.valid() == nil {
+			t.Errorf("%+v is valid", l)
+		}
 	}
 }
 
@@ -165,10 +238,24 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
-// BenchmarkCheck measures the start-up check.
+// headerWords returns, for each goroutine of ids that has an entry in the
+// dump, the words in its header.
+func headerWords(dump []byte, ids map[uint64]bool) map[uint64]string {
+	words := make(map[uint64]string, len(ids))
+	for len(dump) > 0 {
+		var line []byte
+		line, dump, _ = bytes.Cut(dump, []byte("\n"))
+		if id, w, ok := parseHeader(line); ok && ids[id] {
+			words[id] = w
+		}
+	}
+	return words
+}
+
+// BenchmarkCheck measures the check, the search over every candidate.
 func BenchmarkCheck(b *testing.B) {
 	for b.Loop() {
-		if _, err := check(goLayout); err != nil {
+		if _, err := check(everywhere()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-//go:build go1.26 && !go1.27 && linux
+//go:build linux
 
 #include "textflag.h"
 

@@ -7,8 +7,8 @@
 // The scheduler (package sched) uses it to tell a worker that is blocked,
 // and so is not using its CPU, from one that is busy or only delayed. It
 // also reads and sets a goroutine's profiler labels, and gives a goroutine
-// the address of its own, proven at start-up like the status (labels.go),
-// so that a worker can read them with a load.
+// the address of its own once that address is proven (labels.go), so that
+// a worker can read them with a load.
 //
 // # How it works
 //
@@ -18,34 +18,53 @@
 // and the wait reason from that g with atomic loads. Nothing is locked and
 // nothing is allocated; a read costs a few nanoseconds.
 //
-// The runtime does not export its g, so this package relies on where the
-// fields are in one Go release (layout_go126.go) and on the numbers the
-// runtime gives its states. None of that is taken on trust: when the
-// package is initialized, a check (check.go) parks goroutines in known
-// ways (a channel receive, a mutex, a sleep, a pipe read, a system call,
-// ...), reads them through the assumed layout, and compares what it reads
-// with what runtime.Stack prints for the same goroutines. That check also
-// learns which wait-reason values mean "blocked in user code"; no wait
-// reason is numbered anywhere in this package. If anything disagrees, or
-// the build is not one the layout was written for (another Go release,
-// another operating system or architecture), the reader is off.
+// The runtime does not export its g, and this package states no offset in
+// it: a check (check.go) finds where the fields are in the running
+// program and proves it. It parks probe goroutines in known ways (a
+// channel receive, a mutex, a sleep, a pipe read, a system call, ...),
+// and searches the first words of their g records, and of running
+// goroutines', for the one place that holds each goroutine's id (as
+// runtime.Stack prints it), the one that reads "running" on every running
+// goroutine, "waiting" on every parked probe, "in a system call" on the
+// probe in read(2) and "dead" once the probes have exited, the one byte
+// that is the same for probes parked the same way and different for
+// probes parked differently (the wait reason), and the one word that
+// follows the goroutine's profiler labels through three changes. Each
+// must be found exactly once; the wait-reason values the probes read are
+// what Read calls Blocked, so no wait reason is numbered anywhere here.
+// The search runs on every Go release, so a new one needs no new table;
+// TestLayoutMatchesDWARF compares what it finds with the debug information
+// of the toolchain that runs the tests.
+//
+// # When the check runs
+//
+// Not when the package is initialized: importing it costs a program
+// nothing. The first caller of Start (the scheduler calls it the first
+// time its pool is saturated) runs the check on a goroutine of its own,
+// which exits when the check is done, a few milliseconds later; Prove runs
+// it and waits. Until the check has passed, On reports false and every
+// Read returns Unknown, so callers use their fallback meanwhile. A check
+// that runs out of time (a machine too busy to run the probes) is tried
+// again by a later Start, up to maxTries in all; one that finds no layout,
+// or an ambiguous one, leaves the reader off for the life of the process.
 //
 // # When the reader is off
 //
-// On reports whether the reader is on. When it is off, Self returns the
-// zero Handle and every Read returns Unknown, so callers fall back to their
-// other heuristics. Besides a failed check, two things turn it off:
-//
-//   - the environment variable STEAL_GSTATUS=off, read once when the
-//     package is initialized, turns it off for the whole process (so that
-//     a test suite can be run on the fallback); the check is then skipped;
-//   - SetOff, for tests of other packages, turns it off and on again.
+// Read returns Unknown and LabelsWord nil while the reader is off: before
+// the check has passed, and for good on a port that has no reader (any
+// operating system but Linux, or an architecture other than amd64, arm64,
+// 386 and arm: off.go), after a check that found no layout, or when the
+// environment variable STEAL_GSTATUS=off (read by the first Start, Prove
+// or Self) turns it off, so that a test suite can be run on the fallback;
+// no check runs then. SetOff, for tests of other packages, turns it off
+// and on again.
 package gstatus
 
 import (
 	"errors"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -83,9 +102,9 @@ const (
 	// Syscall: the goroutine is in a system call (which may block, such as
 	// a read from a pipe, or not).
 	Syscall
-	// Blocked: the goroutine is parked for one of the reasons the start-up
-	// check saw user-level blocking parked for: a channel send or receive,
-	// a select, a sleep, sync.Mutex, sync.RWMutex, sync.WaitGroup,
+	// Blocked: the goroutine is parked for one of the reasons the check
+	// saw user-level blocking parked for: a channel send or receive, a
+	// select, a sleep, sync.Mutex, sync.RWMutex, sync.WaitGroup,
 	// sync.Cond, or network and file I/O through the runtime's poller.
 	Blocked
 	// Waiting: the goroutine is parked for any other reason: the garbage
@@ -114,25 +133,55 @@ func (s Status) String() string {
 }
 
 // envVar is the environment variable that, set to "off", turns the reader
-// off for the whole process. It is read once, when the package is
-// initialized; any other value, or none, leaves the decision to the
-// start-up check.
+// off for the whole process. Any other value, or none, leaves the decision
+// to the check.
 const envVar = "STEAL_GSTATUS"
 
+// maxTries is how many checks may run out of time before the reader stays
+// off: a machine busy enough to starve the probes for the check's time
+// bound (see check.go) is likely to be less busy a little later. The
+// n-th retry comes retryAfter << n after the failure.
+const (
+	maxTries   = 3
+	retryAfter = time.Second
+)
+
+// The reader's states (state).
+const (
+	// stateUndecided: no check has passed or failed for good; Start runs
+	// one (unless retryAt is still ahead).
+	stateUndecided uint32 = iota
+	// stateChecking: a check runs.
+	stateChecking
+	// stateOn: a check passed; found holds what it found.
+	stateOn
+	// stateOff: the reader is off for the life of the process (offReason
+	// says why).
+	stateOff
+)
+
 var (
-	// proven is set once, during package initialization, when the start-up
-	// check passed (and STEAL_GSTATUS did not turn the reader off). It is
-	// never written again, so it is read without synchronization.
-	proven bool
-	// on is what On returns: proven, unless SetOff turned the reader off.
-	// Storing true publishes the learned wait reasons (init writes them
-	// before it stores true).
+	// state is one of the states above. It moves forward only, but for a
+	// check that ran out of time, which puts it back to stateUndecided.
+	state atomic.Uint32
+	// on is what On returns: state is stateOn and SetOff has not turned
+	// the reader off. The check writes found before it stores true, so a
+	// load that sees true sees found.
 	on atomic.Bool
-	// offReason says why the reader was off after initialization (nil when
-	// it was on), for tests and for whoever debugs a fallback.
+	// testOff is set by SetOff(true): Self returns the zero Handle.
+	testOff atomic.Bool
+
+	// mu serializes the checks and guards the fields below it.
+	mu sync.Mutex
+	// tries counts the checks that ran out of time.
+	tries int
+	// retryAt is when the next Start may try again after a check that ran
+	// out of time (nanoseconds since the Unix epoch).
+	retryAt atomic.Int64
+	// offReason says why the last check failed, or why the reader is off
+	// for good (nil while it is on or undecided).
 	offReason error
-	// checkTime is how long the start-up check took (zero if it did not
-	// run).
+	// checkTime is how long the last check took (zero: none ran).
 	checkTime time.Duration
 )
 
@@ -141,55 +190,123 @@ var (
 	errEnvOff = errors.New("gstatus: " + envVar + "=off")
 	// errUnsupported is why the reader is off in a build that off.go
 	// serves.
-	errUnsupported = errors.New("gstatus: no layout of runtime.g for this Go release, operating system and architecture")
+	errUnsupported = errors.New("gstatus: no reader for this operating system and architecture")
 )
 
-// init decides, once, whether the reader is on: unless STEAL_GSTATUS=off,
-// it runs the start-up check (prove) on the initializing goroutine, and
-// turns the reader on if the check passed.
-func init() {
-	if os.Getenv(envVar) == "off" {
-		offReason = errEnvOff
-		return
-	}
-	start := time.Now()
-	err := prove()
-	checkTime = time.Since(start)
-	if err != nil {
-		offReason = err
-		return
-	}
-	proven = true
-	labelsProven = proveLabels(labelsOffset)
-	on.Store(true)
-}
+// errTimeout marks a check that failed because it ran out of time, not
+// because the layout disagreed: Start may try again.
+var errTimeout = errors.New("gstatus: the check ran out of time")
 
-// On reports, with one atomic load, whether the reader is on: the start-up
-// check passed and neither STEAL_GSTATUS=off nor SetOff turned it off.
-// Callers that can fall back to other heuristics test it once, or simply
-// treat Unknown from Read as "no information".
+// On reports, with one atomic load, whether the reader is on: a check
+// passed and SetOff has not turned it off. Callers that can fall back to
+// other heuristics test it, or simply treat Unknown from Read as "no
+// information".
 func On() bool { return on.Load() }
 
+// Start makes sure the reader is decided or being decided: the first call
+// (and a later one after a check that ran out of time) starts the check on
+// a goroutine of its own and returns at once; every other call costs one
+// atomic load. The reader turns on when the check passes, a few
+// milliseconds later.
+func Start() {
+	if state.Load() != stateUndecided {
+		return
+	}
+	if at := retryAt.Load(); at != 0 && time.Now().UnixNano() < at {
+		return
+	}
+	if !state.CompareAndSwap(stateUndecided, stateChecking) {
+		return
+	}
+	go func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if state.Load() == stateChecking { // not decided by a Prove meanwhile
+			decide()
+		}
+	}()
+}
+
+// Prove decides the reader now, unless a check has already decided it,
+// and returns why it is off (nil: it is on). It waits for a check that
+// runs, and runs one itself if the reader is undecided, without waiting
+// for retryAt. Tests call it, so that they run with the reader decided.
+func Prove() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if s := state.Load(); s == stateUndecided || s == stateChecking {
+		// stateChecking: a Start's goroutine has set it but does not
+		// hold mu yet; run the check for it (it will find the reader
+		// decided, or undecided again, and do nothing).
+		state.Store(stateChecking)
+		decide()
+	}
+	return offReason
+}
+
+// decide runs the check and records its outcome. The caller holds mu and
+// has set stateChecking.
+func decide() {
+	switch {
+	case !supported:
+		offReason = errUnsupported
+	case os.Getenv(envVar) == "off":
+		offReason = errEnvOff
+	default:
+		start := time.Now()
+		f, err := prove()
+		checkTime = time.Since(start)
+		offReason = err
+		if err == nil {
+			found = f
+			state.Store(stateOn)
+			on.Store(!testOff.Load())
+			return
+		}
+		if errors.Is(err, errTimeout) && tries+1 < maxTries {
+			tries++
+			retryAt.Store(time.Now().Add(retryAfter << tries).UnixNano())
+			state.Store(stateUndecided)
+			return
+		}
+	}
+	state.Store(stateOff)
+}
+
 // SetOff turns the reader off (off true) or back on (off false; only
-// possible if the start-up check passed), for tests of other packages that
-// must exercise the fallback. While it is off, On reports false, Self
-// returns the zero Handle and Read returns Unknown, also for Handles taken
-// before. The returned restore puts back the state from before the call.
+// possible once a check passed), for tests of other packages that must
+// exercise the fallback. While it is off, On reports false, Self returns
+// the zero Handle and Read returns Unknown, also for Handles taken before.
+// The returned restore puts back the state from before the call.
 //
 // SetOff affects the whole process. Tests that call it must not run in
 // parallel with each other or with tests that need the reader on.
 func SetOff(off bool) (restore func()) {
-	prev := on.Load()
-	on.Store(!off && proven)
-	return func() { on.Store(prev) }
+	mu.Lock()
+	defer mu.Unlock()
+	prev := testOff.Load()
+	set := func(off bool) {
+		testOff.Store(off)
+		on.Store(!off && state.Load() == stateOn)
+	}
+	set(off)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		set(prev)
+	}
 }
 
 // Self returns the calling goroutine's Handle, or the zero Handle when the
-// reader is off. A worker calls it once, on itself (typically when it
-// starts), and publishes the result where the goroutines that will read it
-// find it; taking it costs about as much as one Read.
+// reader is off for good or turned off by SetOff. A worker calls it once,
+// on itself (typically when it starts), and publishes the result where the
+// goroutines that will read it find it. A Handle taken before the check
+// has passed reads Unknown until it passes, and the goroutine's status
+// after that. Once the check has passed, taking a Handle costs about as
+// much as one Read; before, about a microsecond (the goroutine's id comes
+// from runtime.Stack then).
 func Self() Handle {
-	if !on.Load() {
+	if !supported || testOff.Load() || state.Load() == stateOff {
 		return Handle{}
 	}
 	return self()

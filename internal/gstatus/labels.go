@@ -7,10 +7,9 @@ import "unsafe"
 // that the Go project keeps for packages outside the standard library
 // (see the comment above them in the runtime's proflabel.go, and
 // go.dev/issue/67401): Labels and SetLabels call them. Where the layout of
-// this release is known and the start-up check passed, LabelsWord gives a
-// goroutine the address of its own labels pointer, which it can then read
-// with a plain load instead of a call; the address is proven once, at
-// start-up (proveLabels), against what the runtime's functions report.
+// the check found the labels word (findLabels, step 4 of the check),
+// LabelsWord gives a goroutine the address of its own labels pointer,
+// which it can then read with a plain load instead of a call.
 
 //go:linkname getProfLabel runtime/pprof.runtime_getProfLabel
 func getProfLabel() unsafe.Pointer
@@ -26,22 +25,18 @@ func Labels() unsafe.Pointer { return getProfLabel() }
 // returned (on any goroutine), or nil for none.
 func SetLabels(labels unsafe.Pointer) { setProfLabel(labels) }
 
-// labelsProven is set once, by init, before any goroutine can call
-// LabelsWord.
-var labelsProven bool
-
 // LabelsWord returns the address of the calling goroutine's labels pointer
 // in its g: a load from it returns what Labels would, as long as the
 // calling goroutine is the one that loads. It returns nil when the reader
-// is off or the address was not proven; callers then call Labels.
+// is off or the check did not find the word; callers then call Labels.
 func LabelsWord() *unsafe.Pointer {
-	if !labelsProven || !on.Load() {
+	if !on.Load() {
 		return nil
 	}
 	return labelsWord()
 }
 
-// probeLabels is what proveLabels makes the checking goroutine wear for a
+// probeLabels is what findLabels makes the checking goroutine wear for a
 // moment. A CPU profile's sample taken in that moment records the pointer,
 // and the profile's writer reads it as runtime/pprof's label set: zero
 // words are the empty set (a nil slice of labels in this release; a nil

@@ -1,30 +1,53 @@
-//go:build go1.26 && !go1.27 && linux && (amd64 || arm64)
+//go:build linux && (amd64 || arm64 || 386 || arm)
 
 package gstatus
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
-// labelsWord is LabelsWord without the checks.
-func labelsWord() *unsafe.Pointer { return (*unsafe.Pointer)(unsafe.Add(getg(), labelsOffset)) }
-
-// proveLabels reports whether the word at off in the calling goroutine's g
-// follows what the runtime's functions report as its labels, through three
-// changes: to a probe pointer, to none, and back to the labels it wore.
-// An offset that is misaligned or lies outside the g fails at once.
-func proveLabels(off uintptr) bool {
-	if off%8 != 0 || off+8 > gSize {
-		return false
+// labelsWord is LabelsWord once the reader is known to be on.
+func labelsWord() *unsafe.Pointer {
+	if found.labels == 0 {
+		return nil
 	}
-	word := (*unsafe.Pointer)(unsafe.Add(getg(), off))
+	return (*unsafe.Pointer)(unsafe.Add(getg(), found.labels))
+}
+
+// findLabels returns the one offset among cands (pointer-aligned, inside
+// the g) whose word in the calling goroutine's g follows what the
+// runtime's functions report as its labels through three changes: to a
+// probe pointer, to none, and back to the labels it wore. It returns 0
+// when no offset, or more than one, does.
+//
+// The words are loaded atomically: the runtime writes some words of a
+// running goroutine's g from other threads (a preemption request, say).
+func findLabels(cands []uintptr) uintptr {
+	g := getg()
+	word := func(off uintptr) unsafe.Pointer {
+		return atomic.LoadPointer((*unsafe.Pointer)(unsafe.Add(g, off)))
+	}
+	keep := func(want unsafe.Pointer) {
+		kept := cands[:0:0]
+		for _, off := range cands {
+			if word(off) == want {
+				kept = append(kept, off)
+			}
+		}
+		cands = kept
+	}
 	own := getProfLabel()
-	if *word != own {
-		return false
-	}
+	keep(own)
 	probe := unsafe.Pointer(&probeLabels)
 	setProfLabel(probe)
-	ok := *word == probe
+	keep(probe)
 	setProfLabel(nil)
-	ok = ok && *word == nil
+	keep(nil)
 	setProfLabel(own)
-	return ok && *word == own
+	keep(own)
+	if len(cands) != 1 {
+		return 0
+	}
+	return cands[0]
 }

@@ -1,4 +1,4 @@
-//go:build go1.26 && !go1.27 && linux && (amd64 || arm64)
+//go:build linux && (amd64 || arm64 || 386 || arm)
 
 package gstatus
 
@@ -6,23 +6,29 @@ import (
 	"context"
 	"runtime/pprof"
 	"testing"
+	"unsafe"
 )
 
-// TestLabelsWord: the start-up check proved the labels word; a load from
-// it follows the goroutine's labels as Labels reports them; the proof
-// rejects every other word it might be confused with; the word is not
-// given while the reader is off.
+// TestLabelsWord: the check found the labels word; a load from it follows
+// the goroutine's labels as Labels reports them; the search rejects every
+// other word it might be confused with, alone or beside the right one;
+// the word is not given while the reader is off.
 func TestLabelsWord(t *testing.T) {
 	requireOn(t)
-	if !labelsProven {
-		t.Fatal("the start-up check did not prove the labels word")
+	off, l := found.labels, found.layout
+	if off == 0 {
+		t.Fatal("the check did not find the labels word")
 	}
-	if !proveLabels(labelsOffset) {
-		t.Error("proveLabels(labelsOffset) = false on a second run")
+	if got := findLabels([]uintptr{off}); got != off {
+		t.Errorf("findLabels([%d]) = %d on a second run", off, got)
 	}
-	for _, off := range []uintptr{labelsOffset - 8, labelsOffset + 8, labelsOffset + 4, statusOffset, goidOffset, 0, gSize - 8, gSize} {
-		if proveLabels(off) {
-			t.Errorf("proveLabels(%d) = true: it proves a word that is not the labels", off)
+	ptr := unsafe.Sizeof(uintptr(0))
+	for _, w := range []uintptr{off - ptr, off + ptr, l.status, l.goid, ptr, searchBound - ptr} {
+		if got := findLabels([]uintptr{w}); got != 0 {
+			t.Errorf("findLabels([%d]) = %d: it finds a word that is not the labels", w, got)
+		}
+		if got := findLabels([]uintptr{w, off}); got != off {
+			t.Errorf("findLabels([%d %d]) = %d, want %d", w, off, got, off)
 		}
 	}
 	word := LabelsWord()

@@ -1,26 +1,30 @@
-//go:build !(go1.26 && !go1.27 && linux && (amd64 || arm64))
+//go:build !(linux && (amd64 || arm64 || 386 || arm))
 
-// This file is the reader of every build that layout_go126.go does not
-// describe: another Go release, operating system or architecture. It is
-// always off: On reports false, Self returns the zero Handle and Read
-// returns Unknown.
+// This file is the reader of every port that read.go does not serve: any
+// operating system but Linux, or an architecture other than amd64, arm64,
+// 386 and arm. The reader stays off there: On reports false, Self returns
+// the zero Handle and Read returns Unknown.
 
 package gstatus
 
 import "unsafe"
 
-// prove fails: there is nothing to prove the reader with.
-func prove() error { return errUnsupported }
+// supported: this build has no reader; the first Start or Prove turns it
+// off for good, without a check.
+const supported = false
+
+// findings is empty: nothing is ever found here.
+type findings struct{}
+
+// found is never read here; decide writes it only after a check passes.
+var found findings
+
+// prove is never called here (decide sees supported false first).
+func prove() (findings, error) { return findings{}, errUnsupported }
 
 // self and read are never called while the reader is off.
 func self() Handle { return Handle{} }
 
 func read(Handle) Status { return Unknown }
 
-// Without a layout there is no labels word to prove.
-func proveLabels(uintptr) bool { return false }
-
 func labelsWord() *unsafe.Pointer { return nil }
-
-// labelsOffset names no word: proveLabels fails without looking.
-const labelsOffset = 0

@@ -1,4 +1,4 @@
-//go:build go1.26 && !go1.27 && linux && (amd64 || arm64)
+//go:build linux && (amd64 || arm64 || 386 || arm)
 
 package gstatus
 
@@ -9,14 +9,15 @@ import (
 	"strconv"
 )
 
-// The start-up check compares what it reads from g records with what the
-// runtime itself prints in runtime.Stack: each goroutine's entry there
+// The check takes a goroutine's id from what the runtime itself prints in
+// runtime.Stack for the calling goroutine: each goroutine's entry there
 // begins with a header line such as
 //
 //	goroutine 17 [chan receive]:
 //
 // whose bracket holds the goroutine's state, or, for a parked goroutine,
-// the words of its wait reason.
+// the words of its wait reason (which the tests compare with the reasons
+// the check learned).
 
 // stackID returns the calling goroutine's id as runtime.Stack prints it.
 func stackID() (uint64, error) {
@@ -28,34 +29,6 @@ func stackID() (uint64, error) {
 		return 0, errors.New("gstatus: cannot parse runtime.Stack header " + strconv.Quote(string(line)))
 	}
 	return id, nil
-}
-
-// stacks returns runtime.Stack of every goroutine, growing the buffer
-// until the dump fits (up to 64 MiB, far more than a program starting up
-// needs).
-func stacks() []byte {
-	buf := make([]byte, 64<<10)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) || len(buf) >= 64<<20 {
-			return buf[:n]
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
-
-// headerWords returns, for each goroutine of ids that has an entry in the
-// dump, the words in its header.
-func headerWords(dump []byte, ids map[uint64]bool) map[uint64]string {
-	words := make(map[uint64]string, len(ids))
-	for len(dump) > 0 {
-		var line []byte
-		line, dump, _ = bytes.Cut(dump, []byte("\n"))
-		if id, w, ok := parseHeader(line); ok && ids[id] {
-			words[id] = w
-		}
-	}
-	return words
 }
 
 // parseHeader parses one header line of runtime.Stack and returns the

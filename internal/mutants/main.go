@@ -119,6 +119,8 @@ var (
 		[]string{"-run", "TestCollectorWaitIsNotBlocked|TestRuntimeSemaphoreIsNotBlocked", "./internal/gstatus"}, nil}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
+	gstatusSearch = check{"gstatus: the search finds each field once, and fails on none or several",
+		[]string{"-run", "TestSearch|TestShiftedLayoutsRejected", "./internal/gstatus"}, nil}
 	// With the outside Go's poll switched off, a slot that a finishing
 	// task does not pass on (to a parked Go, or to a task set aside) is a
 	// hang; the hang guard's timeout is cut short, and so is the next
@@ -143,9 +145,9 @@ var mutants = []mutant{
 	},
 	{
 		name:  "labels-word-misplaced",
-		bug:   "a goroutine loads its labels from the word after the one the start-up check proved",
+		bug:   "a goroutine loads its labels from the word after the one the check found",
 		file:  "internal/gstatus/labels_read.go",
-		edits: []edit{{"return (*unsafe.Pointer)(unsafe.Add(getg(), labelsOffset))", "return (*unsafe.Pointer)(unsafe.Add(getg(), labelsOffset+8))"}},
+		edits: []edit{{"return (*unsafe.Pointer)(unsafe.Add(getg(), found.labels))", "return (*unsafe.Pointer)(unsafe.Add(getg(), found.labels+8))"}},
 		check: labelsWord,
 	},
 	{
@@ -607,10 +609,24 @@ var mutants = []mutant{
 		bug:  "a read does not check the goroutine id, so a handle whose goroutine exited reads the goroutine that reuses its g",
 		file: "internal/gstatus/read.go",
 		edits: []edit{
-			{"\tif atomic.LoadUint64((*uint64)(unsafe.Add(g, l.goid))) != h.id {\n\t\treturn 0, 0, false\n\t}\n\tstatus =", "\tstatus ="},
-			{"\tif atomic.LoadUint64((*uint64)(unsafe.Add(g, l.goid))) != h.id {\n\t\treturn 0, 0, false\n\t}\n\treturn status", "\treturn status"},
+			{"\tif load64(g, l.goid) != h.id {\n\t\treturn 0, 0, false\n\t}\n\tstatus =", "\tstatus ="},
+			{"\tif load64(g, l.goid) != h.id {\n\t\treturn 0, 0, false\n\t}\n\treturn status", "\treturn status"},
 		},
 		check: gstatusReuse,
+	},
+	{
+		name:  "gstatus-ambiguous-status",
+		bug:   "the search takes the first of several words that read every probe's state for the status word",
+		file:  "internal/gstatus/check.go",
+		edits: []edit{{"		case len(settled) == 1:\n", "		case len(settled) >= 1:\n"}},
+		check: gstatusSearch,
+	},
+	{
+		name:  "gstatus-reason-kinds-alike",
+		bug:   "the search takes a byte that probes of different kinds read alike for the wait reason",
+		file:  "internal/gstatus/check.go",
+		edits: []edit{{"			if other, seen := kindOf[b]; seen && other != w {", "			if other, seen := kindOf[b]; seen && other != w && false {"}},
+		check: gstatusSearch,
 	},
 }
 

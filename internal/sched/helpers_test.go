@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/gstatus"
 	"github.com/go-steal/steal/internal/testkit"
 )
 
@@ -196,7 +198,19 @@ func fibPlain(n int) int {
 	return fibPlain(n-1) + fibPlain(n-2)
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(testkit.Settled(m)) }
+// childVar marks a child process (testkit.Child) that runs one test's
+// body in a process of its own.
+const childVar = "SCHED_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	// The tests run with the status reader decided, as in a process whose
+	// pool has been saturated once (TestStatusStartsAtSaturation checks
+	// what comes before, in a child process, which leaves it undecided).
+	if os.Getenv(childVar) == "" {
+		_ = gstatus.Prove()
+	}
+	goleak.VerifyTestMain(testkit.Settled(m))
+}
 
 // spin busy-waits for about d.
 func spin(d time.Duration) {

@@ -27,3 +27,21 @@ func startWatchdog(p *Pool) { go p.watchdog() }
 // (probe_explore.go): a status is the real runtime's, which no schedule
 // can replay.
 func statusOn() bool { return gstatus.On() }
+
+// startStatus has package gstatus find and prove the layout it reads
+// statuses with, unless it has (see status.go): called when the pool
+// first needs statuses. Under the interleaving explorer it does nothing.
+func startStatus() { gstatus.Start() }
+
+// selfHandle returns the calling goroutine's status handle, or nil where
+// statuses are never read here. A worker goroutine takes it once, when it
+// starts, and stores it in every slot it occupies (worker.serve); a handle
+// taken before gstatus has proven its layout reads its goroutine's status
+// once it has. Under the interleaving explorer it is nil.
+func selfHandle() *gstatus.Handle {
+	h := gstatus.Self()
+	if h == (gstatus.Handle{}) {
+		return nil
+	}
+	return &h
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-steal/steal/internal/explore"
 	"github.com/go-steal/steal/internal/explore/xsync"
+	"github.com/go-steal/steal/internal/gstatus"
 )
 
 // submitPolls: see params.go and probe.go.
@@ -32,8 +33,12 @@ func startWatchdog(p *Pool) {
 	go p.watchdog()
 }
 
-// statusOn: see probe.go.
+// statusOn, startStatus, selfHandle: see probe.go.
 func statusOn() bool { return false }
+
+func startStatus() {}
+
+func selfHandle() *gstatus.Handle { return nil }
 
 // poolMutex: see poolmutex.go. Under the explorer, its own mutex, whose
 // every acquisition is a choice point.

@@ -6,8 +6,11 @@ import (
 	"github.com/go-steal/steal/internal/gstatus"
 )
 
-// Known blocking: where the Go runtime allows it (package gstatus proves
-// the layout at start-up), the monitor and the posters read each worker
+// Known blocking: where the Go runtime allows it (package gstatus finds
+// and proves the layout of the runtime's goroutine records the first time
+// the pool is saturated: the monitor's start calls startStatus, and the
+// check runs on a goroutine of its own meanwhile), the monitor and the
+// posters read each worker
 // goroutine's own scheduling status, as the runtime's sysmon reads it, and
 // hand on at once the slot of a worker whose goroutine is blocked in a
 // task: waiting on a channel, a select, a sleep, a lock of package sync,
@@ -37,10 +40,11 @@ import (
 // something only that task would do, or waits on a file's read lock, must
 // have a bound.
 //
-// Where statuses cannot be read (gstatus.On is false: an untested Go
-// release or architecture, a layout the start-up check rejected, or
-// STEAL_GSTATUS=off), the monitor falls back to the task sequence numbers
-// and its throttles (watchdog.go).
+// Where statuses cannot be read (gstatus.On is false: until the check has
+// passed, on a port without a reader, after a check that could not find
+// or prove the layout, or with STEAL_GSTATUS=off), the monitor falls back
+// to the task sequence numbers and the runtime's public metrics
+// (watchdog.go).
 
 const (
 	// blockedGap: the least time between two reads that find a worker
@@ -65,17 +69,6 @@ const (
 	// reads per blockedGap for the whole pool. A power of two.
 	checkEvery = 16
 )
-
-// selfHandle returns the calling goroutine's status handle, or nil when
-// statuses are not read. A worker goroutine takes it once, when it starts,
-// and stores it in every slot it occupies (worker.serve).
-func selfHandle() *gstatus.Handle {
-	if !statusOn() {
-		return nil
-	}
-	h := gstatus.Self()
-	return &h
-}
 
 // blockedFor reads w's occupant's status and reports whether it counts as
 // blocked (see above), with the seq it read: the hand-off must find the

@@ -253,6 +253,22 @@ func Recover(f func()) (v any, panicked bool) {
 	return nil, false
 }
 
+// Child runs the test binary again with only the test named test and env
+// (each "NAME=value") added to its environment, verbosely, and returns the
+// child's output. It fails t unless the child passed that test. A test
+// that must start in a fresh process (one that checks what happens at a
+// package's first use) calls it, and runs its body when it finds env set.
+func Child(t testing.TB, test string, env ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+test)) {
+		t.Fatalf("child running %s with %v: %v; output:\n%s", test, env, err, out)
+	}
+	return string(out)
+}
+
 // CrashChild runs the test binary again with only the test named test,
 // env (each "NAME=value") added to its environment, and returns the child's
 // output. It fails t unless the child ended as an unrecovered panic ends a

@@ -203,6 +203,18 @@ var errTimeout = errors.New("gstatus: the check ran out of time")
 // information".
 func On() bool { return on.Load() }
 
+// Started reports whether the reader has been asked for: a Start or a
+// Prove has run (a check may still be running).
+func Started() bool { return state.Load() != stateUndecided || retryAt.Load() != 0 }
+
+// Decided reports whether a check has decided the reader: it is on, or
+// off for good. Until then (before the first Start, while a check runs,
+// and between a check that ran out of time and the next) it is not.
+func Decided() bool {
+	s := state.Load()
+	return s == stateOn || s == stateOff
+}
+
 // Start makes sure the reader is decided or being decided: the first call
 // (and a later one after a check that ran out of time) starts the check on
 // a goroutine of its own and returns at once; every other call costs one

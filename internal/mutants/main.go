@@ -119,6 +119,10 @@ var (
 		[]string{"-run", "TestCollectorWaitIsNotBlocked|TestRuntimeSemaphoreIsNotBlocked", "./internal/gstatus"}, nil}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
+	gcStorm = check{"sched: CPU-bound workers beside a storm of collections are never handed on, and the pool stays small",
+		[]string{"-run", "TestHandOffGCStorm", "./internal/sched"}, nil}
+	statusFirstUse = check{"sched: the status check starts at the pool's first saturation, in a process of its own",
+		[]string{"-run", "TestStatusStartsAtSaturation", "./internal/sched"}, nil}
 	gstatusSearch = check{"gstatus: the search finds each field once, and fails on none or several",
 		[]string{"-run", "TestSearch|TestShiftedLayoutsRejected", "./internal/gstatus"}, nil}
 	// With the outside Go's poll switched off, a slot that a finishing
@@ -580,7 +584,7 @@ var mutants = []mutant{
 		name:  "status-poster-never-checks",
 		bug:   "a Go that finds every worker busy never reads the workers' statuses: only the monitor hands blocked workers on",
 		file:  "internal/sched/status.go",
-		edits: []edit{{"\tif n%checkEvery == 0 {\n\t\tp.checkStatuses(nil)\n\t}\n", ""}},
+		edits: []edit{{"\tif n%checkEvery == 0 {\n\t\tp.checkWorkers(nil)\n\t}\n", ""}},
 		check: statusPoster,
 	},
 	{
@@ -613,6 +617,34 @@ var mutants = []mutant{
 			{"\tif load64(g, l.goid) != h.id {\n\t\treturn 0, 0, false\n\t}\n\treturn status", "\treturn status"},
 		},
 		check: gstatusReuse,
+	},
+	{
+		name:  "counts-ignore-runnable",
+		bug:   "the fallback counts only running goroutines: a worker waiting for a CPU looks off it",
+		file:  "internal/sched/fallback.go",
+		edits: []edit{{"k := len(stuck) - (c.running - 1) - c.runnable + idle", "k := len(stuck) - (c.running - 1) + idle"}},
+		check: statusCPU,
+	},
+	{
+		name:  "counts-never-prove",
+		bug:   "the fallback's counts never prove a worker off the CPU: only the monitor's long bound hands blocked workers on",
+		file:  "internal/sched/fallback.go",
+		edits: []edit{{"k := len(stuck) - (c.running - 1) - c.runnable + idle", "k := 0 * (len(stuck) - (c.running - 1) - c.runnable + idle)"}},
+		check: statusPoster,
+	},
+	{
+		name:  "counts-while-marking",
+		bug:   "the fallback counts while the collector marks: a worker parked in an assist looks off the CPU",
+		file:  "internal/sched/fallback.go",
+		edits: []edit{{"if !ok || c.marking {", "if !ok {"}},
+		check: gcStorm,
+	},
+	{
+		name:  "status-check-at-first-go",
+		bug:   "the pool starts the status check when it starts its first worker, not when it is first saturated",
+		file:  "internal/sched/pool.go",
+		edits: []edit{{"\tp.countSpawn()\n", "\tp.countSpawn()\n\tstartStatus()\n"}},
+		check: statusFirstUse,
 	},
 	{
 		name:  "gstatus-ambiguous-status",

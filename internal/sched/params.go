@@ -46,6 +46,11 @@ const (
 	watchTick  = 100 * time.Microsecond
 	watchQuiet = 20
 
+	// recheckEvery: while the monitor yields for its next tick where
+	// statuses are not read, it checks the workers this often (see
+	// monitor.wait).
+	recheckEvery = 10 * time.Microsecond
+
 	// watchDoze is the watchdog's longest period while quiet, and
 	// watchLinger how long it stays quiet before it exits.
 	watchDoze   = 5 * time.Millisecond
@@ -61,22 +66,14 @@ const (
 	// (see worker.takeInjected).
 	injectHigh = 2 * injectBatch
 
-	// busyWait is how long the monitor must see a worker's task not move
-	// before it detaches the worker while every CPU is busy (see
-	// watchdog.go), or while collections end often (gcOften) and none
-	// has since the worker's task started; otherwise one sample is
-	// enough. Longer than the Go
-	// scheduler's time slice (10 ms), so that a worker that merely waits
-	// for a CPU is not replaced; it bounds the wait of a task queued behind
-	// a long CPU-bound task.
+	// busyWait is how long the monitor must see a worker's task not move,
+	// with no attached worker moving either, before it detaches the worker
+	// where statuses are not read and the runtime's counts do not prove it
+	// off the CPU (every CPU busy, or the collector marking: see
+	// fallback.go). Longer than the Go scheduler's time slice (10 ms), so
+	// that a worker that merely waits for a CPU is not replaced; it bounds
+	// the wait of a task queued behind such a worker.
 	busyWait = 20 * time.Millisecond
-	// gcOften: while a garbage collection cycle has ended less than this
-	// long ago, the collector may be marking again, and a worker that
-	// stands still may be waiting for it rather than for I/O (see
-	// watchdog.go). Longer keeps the pool steadier beside a storm of
-	// collections; shorter hands blocked workers on sooner after an
-	// ordinary collection.
-	gcOften = 10 * time.Millisecond
 	// spareLinger is how long a goroutine that left its slot waits to be
 	// given another before it exits (spare.go): long enough that a
 	// service's waves of blocking tasks reuse the same goroutines, short

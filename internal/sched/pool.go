@@ -64,19 +64,13 @@ type Pool struct {
 	// worker moving, with statuses read; posts do not kick it meanwhile
 	// (see monitor.busy). Written by the monitor alone.
 	flowing atomic.Bool
-	// checkedAt is the nanotime of the last round of status reads by a
-	// poster (Pool.checkStatuses): one round per blockedGap at most.
+	// checkedAt is the nanotime of the last check of the workers by a
+	// poster (Pool.checkWorkers): one per blockedGap at most.
 	checkedAt stdatomic.Int64
-
-	// The garbage collector's completed cycles as the monitor last read
-	// them, and when it last saw the count move. Only the
-	// monitor uses them; they outlive it, so that the next one knows
-	// whether cycles are ending (see watchdog.go). The monitor that
-	// starts after one exited is ordered after it by mu (watch).
-	gcCycles  uint64
-	gcMovedAt int64 // nanotime; 0: no end seen yet
-	gcRead    bool  // gcCycles has been read once
-	kick      chan struct{}
+	// signals reads the runtime's counts for the fallback's checks
+	// (fallback.go).
+	signals *signals
+	kick    chan struct{}
 
 	mu poolMutex // guards slot occupancy and growth, live, detached and active changes; never parks (poolmutex.go)
 	// freeSlots are the slots no goroutine occupies, most recently freed
@@ -98,7 +92,7 @@ var workers gid.Table[worker]
 func current() *worker { return workers.Lookup() }
 
 func newPool() *Pool {
-	p := &Pool{sleep: sleep.New(0), inj: newInjector(), kick: make(chan struct{}, 1)}
+	p := &Pool{sleep: sleep.New(0), inj: newInjector(), signals: newSignals(), kick: make(chan struct{}, 1)}
 	p.slots.Store(new([]*worker))
 	p.active.Store(new([]*worker))
 	p.refreshSize()

@@ -28,6 +28,12 @@ func startWatchdog(p *Pool) { go p.watchdog() }
 // can replay.
 func statusOn() bool { return gstatus.On() }
 
+// countsOn reports whether the fallback's checks (fallback.go) run. Under
+// the interleaving explorer they do not on the goroutines it controls
+// (probe_explore.go): they read the real clock and the runtime's metrics,
+// which no schedule can replay.
+func countsOn() bool { return true }
+
 // startStatus has package gstatus find and prove the layout it reads
 // statuses with, unless it has (see status.go): called when the pool
 // first needs statuses. Under the interleaving explorer it does nothing.

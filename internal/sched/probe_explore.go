@@ -33,8 +33,10 @@ func startWatchdog(p *Pool) {
 	go p.watchdog()
 }
 
-// statusOn, startStatus, selfHandle: see probe.go.
+// statusOn, countsOn, startStatus, selfHandle: see probe.go.
 func statusOn() bool { return false }
+
+func countsOn() bool { return !explore.Controlled() }
 
 func startStatus() {}
 

@@ -200,9 +200,10 @@ type poolCounts struct {
 	compensations atomic.Uint64
 	// handedOff counts the workers the monitor or a poster detached while
 	// they were in a task: [handOffBlocked] those whose goroutine's status
-	// read blocked (status.go), [handOffStuck] those only seen stuck (on
-	// the fallback, or running for long). For tests; not in Stats.
-	handedOff [2]stdatomic.Uint64
+	// read blocked (status.go), [handOffOffCPU] those the runtime's counts
+	// proved off the CPU (fallback.go), [handOffStuck] those only seen
+	// stuck for long. For tests; not in Stats.
+	handedOff [3]stdatomic.Uint64
 	// ramps counts the hand-offs by status that also ramped up (status.go:
 	// handOffBlocked). For tests; not in Stats.
 	ramps stdatomic.Uint64
@@ -211,6 +212,7 @@ type poolCounts struct {
 // The kinds of hand-off, indexes of poolCounts.handedOff.
 const (
 	handOffBlocked = iota
+	handOffOffCPU
 	handOffStuck
 )
 

@@ -125,22 +125,23 @@ func (w *worker) blockedFor() (seq uint32, st gstatus.Status, blocked bool) {
 // saturated is called by a poster that found the pool saturated: no
 // worker idle and no room to start one. n is the poster's own count of
 // such posts (the injector shard's, or the worker's): one in checkEvery
-// reads the workers' statuses (checkStatuses). Then it makes sure the
-// monitor runs (watch).
+// checks the workers (checkWorkers). Then it makes sure the monitor runs
+// (watch).
 func (p *Pool) saturated(n uint32) {
 	if n%checkEvery == 0 {
-		p.checkStatuses(nil)
+		p.checkWorkers(nil)
 	}
 	p.watch()
 }
 
-// checkStatuses reads the status of every attached worker, at most once
-// per blockedGap for the whole pool, and hands on the slots of those that
-// count as blocked (handOffBlocked). O(GOMAXPROCS): only the scan set is
-// read. self is the calling worker when it is between tasks, about to run
-// one it has just found (worker.foundWork), or nil.
-func (p *Pool) checkStatuses(self *worker) {
-	if !statusOn() {
+// checkWorkers checks every attached worker, at most once per blockedGap
+// for the whole pool, and hands on the slots of those that count as
+// blocked: by their statuses (handOffBlocked), or, where statuses are not
+// read, by the runtime's counts (checkStuck, fallback.go). O(GOMAXPROCS):
+// only the scan set is read. self is the calling worker when it is between
+// tasks, about to run one it has just found (worker.foundWork), or nil.
+func (p *Pool) checkWorkers(self *worker) {
+	if !statusOn() && !countsOn() {
 		return
 	}
 	now := nanotime()
@@ -148,7 +149,11 @@ func (p *Pool) checkStatuses(self *worker) {
 	if now-last < int64(blockedGap) || !p.checkedAt.CompareAndSwap(last, now) {
 		return
 	}
-	p.handOffBlocked(p.scanned(), self)
+	if statusOn() {
+		p.handOffBlocked(p.scanned(), self)
+	} else {
+		p.checkStuck(p.scanned(), self, now)
+	}
 }
 
 // handOffBlocked detaches (detach.go) the workers of active that count as

@@ -31,15 +31,34 @@ func needStatus(t *testing.T) {
 // handedOff returns the pool's count of hand-offs of kind.
 func handedOff(kind int) uint64 { return global.counts.handedOff[kind].Load() }
 
+// byReads runs f as subtest "by=statuses" where statuses are read (with
+// handOffBlocked, the kind of hand-off they make), and as "by=counts"
+// with statuses turned off (with handOffOffCPU: the fallback's proof by
+// the runtime's counts, fallback.go).
+func byReads(t *testing.T, f func(t *testing.T, kind int)) {
+	t.Run("by=statuses", func(t *testing.T) {
+		needStatus(t)
+		f(t, handOffBlocked)
+	})
+	t.Run("by=counts", func(t *testing.T) {
+		defer gstatus.SetOff(true)()
+		f(t, handOffOffCPU)
+	})
+}
+
 // TestStatusPosterHandsOff: with the monitor switched off, every worker is
 // blocked in a task (each way of blocking of TestHandOffBlocked), and the
 // task that would release them is queued behind them, from outside or on
-// the deque of a worker that then blocks. Only the posters' status reads
-// can hand a slot on: the test goroutine keeps posting empty tasks (of
+// the deque of a worker that then blocks. Only the posters' checks can
+// hand a slot on, by the workers' statuses or, with statuses off, by the
+// runtime's counts: the test goroutine keeps posting empty tasks (of
 // another group) from outside until the releasing task has run, and that
-// task checks that a worker was detached as blocked.
+// task checks that a worker was detached as blocked (or off the CPU).
 func TestStatusPosterHandsOff(t *testing.T) {
-	needStatus(t)
+	byReads(t, testPosterHandsOff)
+}
+
+func testPosterHandsOff(t *testing.T, kind int) {
 	for _, b := range statusBlockers() {
 		for _, procs := range []int{1, 2, 4} {
 			for _, from := range []string{"outside", "inside"} {
@@ -47,10 +66,10 @@ func TestStatusPosterHandsOff(t *testing.T) {
 					withRescueOff(t, procs, true, func() {
 						block, release := b.make(t, procs)
 						var g Group
-						before := handedOff(handOffBlocked)
+						before := handedOff(kind)
 						released := make(chan uint64, 1)
 						blockBehind(t, &g, procs, from, block, func() error {
-							released <- handedOff(handOffBlocked) - before
+							released <- handedOff(kind) - before
 							release()
 							return nil
 						})
@@ -117,10 +136,13 @@ func statusBlockers() []blocker {
 // TestStatusCPUBoundNotBlocked: CPU-bound tasks from outside, with more
 // goroutines than processors spinning beside them (so that the workers
 // wait for a CPU, runnable, much of the time) and tasks always queued: no
-// worker is ever handed on as blocked. The monitor and the posters read
-// the statuses all along, since the pool is saturated.
+// worker is ever handed on as blocked, by a status or by the counts. The
+// monitor and the posters check all along, since the pool is saturated.
 func TestStatusCPUBoundNotBlocked(t *testing.T) {
-	needStatus(t)
+	byReads(t, testCPUBoundNotBlocked)
+}
+
+func testCPUBoundNotBlocked(t *testing.T, kind int) {
 	n := testkit.ScaleDown(20_000, 4_000)
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
@@ -136,7 +158,7 @@ func TestStatusCPUBoundNotBlocked(t *testing.T) {
 						}
 					}()
 				}
-				before := handedOff(handOffBlocked)
+				before := handedOff(kind)
 				var g Group
 				var ran atomic.Int64
 				work := func() error {
@@ -151,7 +173,7 @@ func TestStatusCPUBoundNotBlocked(t *testing.T) {
 				if got := ran.Load(); got != int64(n) {
 					t.Errorf("%d of %d tasks ran", got, n)
 				}
-				if d := handedOff(handOffBlocked) - before; d != 0 {
+				if d := handedOff(kind) - before; d != 0 {
 					t.Errorf("%d CPU-bound workers handed off as blocked, want none", d)
 				}
 			})
@@ -178,6 +200,44 @@ func TestStatusOffFallsBack(t *testing.T) {
 		wantNil(t, "Wait()", g.Wait())
 		if d := handedOff(handOffBlocked) - before; d != 0 {
 			t.Errorf("%d workers handed off as blocked by a status while statuses are off", d)
+		}
+	})
+}
+
+// TestStatusStartsAtSaturation checks, in a process of its own, that the
+// pool has the status reader decided the first time it is saturated, not
+// before: a Go and a Wait that never saturate the pool leave it undecided;
+// then fan-outs of blocking tasks saturate it until a check has decided it
+// (one that ran out of time on a busy machine is tried again at a later
+// saturation), and every task runs meanwhile, handed on by the fallback
+// until the reader is on.
+func TestStatusStartsAtSaturation(t *testing.T) {
+	if os.Getenv(childVar) != "saturation" {
+		testkit.Child(t, "TestStatusStartsAtSaturation", childVar+"=saturation")
+		return
+	}
+	testkit.SetProcs(t, 2)
+	guardPool(t, func() {
+		if gstatus.Started() {
+			t.Fatal("the status check started before the pool was used")
+		}
+		var g Group
+		g.Go(func() error { return nil })
+		wantNil(t, "Wait()", g.Wait())
+		if gstatus.Started() {
+			t.Fatal("a Go and a Wait that never saturated the pool started the status check")
+		}
+		rounds := 0
+		testkit.WaitUntil(t, "saturating the pool decides the status reader", func() bool {
+			<-testkit.FanOut(&g, 16, nil)
+			wantNil(t, "Wait()", g.Wait())
+			rounds++
+			return gstatus.Decided()
+		})
+		err := gstatus.Prove()
+		t.Logf("decided after %d fan-outs: %v", rounds, err)
+		if err == nil && !statusOn() {
+			t.Fatal("the check passed, but statuses are not read")
 		}
 	})
 }

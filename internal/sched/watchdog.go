@@ -45,32 +45,15 @@ import (
 // one after another, so their workers' numbers move and the pool does not
 // grow past GOMAXPROCS.
 //
-// Where statuses cannot be read, the fallback knows only that a worker is
-// stuck, and three refinements use more than the per-worker samples:
-//
-//   - Throttle: a task that runs long on a CPU is stuck too, and so is one
-//     whose goroutine waits for a CPU (or whose thread waits for one, when
-//     other processes keep the machine busy), but detaching its worker only
-//     adds a goroutine to compete for the CPUs. When the runtime's metrics
-//     say that every CPU is busy or a goroutine waits for one, the monitor
-//     detaches nobody while another worker makes progress (it takes the
-//     queued tasks in turn), and otherwise waits busyWait (longer than the
-//     Go scheduler's time slice) before it detaches.
-//   - Collections: a worker that allocates while the collector marks may
-//     wait for it (an assist), neither running nor runnable, exactly like
-//     a blocked one; while cycles end often the monitor waits for a
-//     cycle's end, or busyWait, before it counts a worker as blocked (the
-//     comment in monitor.readRuntime says why).
-//   - Ramp: when every attached worker is stuck and no CPU is busy (a
-//     fan-out of blocking calls, as errgroup code does), replacing them one
-//     for one would start GOMAXPROCS tasks per period; the monitor also
-//     starts one worker per queued task that no idle worker is there to
-//     take, as errgroup would have started a goroutine for each. Those that
-//     block are detached at the next sample; the others find the pool
-//     above capacity and leave. Not while collections may be marking.
-//     (With statuses read, the ramp follows any hand-off, by the monitor
-//     or a poster, that finds every other attached worker reading
-//     blocked: status.go.)
+// Where statuses cannot be read, the fallback counts (fallback.go): a
+// worker that stood still and that the runtime's counts of running and
+// runnable goroutines prove off the CPU is handed on at once, by the
+// monitor or a poster, and when every attached worker is, the pool ramps
+// up as with statuses read. A worker the counts cannot prove off the CPU
+// (every CPU is busy, or the collector marks) is handed on after busyWait
+// with no attached worker moving: a task that runs long on a CPU, or
+// waits for one, gains nothing from another goroutine beside it, while
+// one that blocks while the CPUs are busy waits that long.
 //
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
@@ -134,12 +117,11 @@ func (p *Pool) watchdog() {
 			continue
 		}
 		m.fill()
-		m.readRuntime()
-		if m.stuck == 0 {
-			continue
-		}
 		if statusOn() {
-			p.handOffKnown(m.active, m.gen, m.now, m.stuck)
+			m.pace()
+			if m.stuck > 0 {
+				p.handOffKnown(m.active, m.gen, m.now, m.stuck)
+			}
 		} else {
 			m.handOffStuck()
 		}
@@ -149,11 +131,11 @@ func (p *Pool) watchdog() {
 // monitor is the watchdog goroutine's state: its timer and pace, and what
 // the current tick sampled. Its loop (Pool.watchdog) runs one step per
 // rule: wait for the tick, sample the workers, go quiet (and exit) or
-// fill the pool up to capacity, read the runtime's metrics, hand stuck
-// workers on.
+// fill the pool up to capacity, choose how to wait for the next tick,
+// hand stuck workers on.
 type monitor struct {
 	p       *Pool
-	samples []metrics.Sample // the runtime's metrics it reads (readRuntime)
+	samples []metrics.Sample // the runtime's metrics it reads (pace)
 	timer   *time.Timer
 
 	// gen numbers the samples: a worker's marks count only if they are
@@ -180,14 +162,12 @@ type monitor struct {
 	yieldNext bool
 
 	// The current tick's sample.
-	now      int64     // nanotime
-	active   []*worker // the scan set
-	stuck    int       // workers of active whose seq has not moved since the last tick
-	flowing  bool      // every worker of active started two tasks or more since the last tick (sampleStuck)
-	procs    int       // GOMAXPROCS
-	queued   int       // tasks queued (Pool.queued)
-	cpuBusy  bool      // every CPU runs a goroutine, or one waits for a CPU (readRuntime)
-	gcRecent bool      // a collection ended within gcOften (readRuntime)
+	now     int64     // nanotime
+	active  []*worker // the scan set
+	stuck   int       // workers of active whose seq has not moved since the last tick
+	flowing bool      // every worker of active started two tasks or more since the last tick (sampleStuck)
+	procs   int       // GOMAXPROCS
+	queued  int       // tasks queued (Pool.queued)
 }
 
 // newMonitor takes the first sample at once, so that the first tick can
@@ -198,7 +178,6 @@ func newMonitor(p *Pool) *monitor {
 		samples: []metrics.Sample{
 			{Name: "/sched/goroutines/running:goroutines"},
 			{Name: "/sched/goroutines/runnable:goroutines"},
-			{Name: "/gc/cycles/total:gc-cycles"},
 		},
 		timer:     time.NewTimer(watchTick),
 		gen:       1,
@@ -214,10 +193,24 @@ func newMonitor(p *Pool) *monitor {
 func (m *monitor) wait() {
 	if m.yieldNext {
 		m.yieldNext = false
-		for start := nanotime(); nanotime()-start < int64(watchTick); {
+		// Where statuses are not read, the yields check the workers
+		// every recheckEvery: each yield wakes an idle P to look for
+		// work (the runtime does so for a goroutine put on its global
+		// queue), and a P that looks counts as running, so a check made
+		// just after a yield may miss a blocked worker by one; one made
+		// while no P looks proves it (fallback.go).
+		next := int64(0)
+		for start := nanotime(); ; {
 			runtime.Gosched()
+			now := nanotime()
+			if now-start >= int64(watchTick) {
+				return
+			}
+			if !statusOn() && now >= next {
+				next = now + int64(recheckEvery)
+				m.p.checkStuck(m.p.scanned(), nil, now)
+			}
 		}
-		return
 	}
 	m.timer.Reset(m.period)
 	m.p.napping.Store(true)
@@ -249,13 +242,14 @@ func (m *monitor) busy() bool {
 	p := m.p
 	if m.queued != 0 && p.sleep.Load().Inactive() == 0 {
 		m.quiet = 0
-		if statusOn() && m.flowing {
+		if m.flowing {
 			// Saturated, but every worker has started two tasks or
 			// more since the last tick (one that started only one may
-			// be blocked in it): the work flows. The posters read the
-			// workers' statuses themselves and hand a blocked one on,
-			// so the monitor naps longer each such tick, and posts stop
-			// kicking it (watch) until a tick finds the work slower.
+			// be blocked in it): the work flows. The posters check the
+			// workers themselves (statuses, or the fallback's counts)
+			// and hand a blocked one on, so the monitor naps longer
+			// each such tick, and posts stop kicking it (watch) until a
+			// tick finds the work slower.
 			p.flowing.Store(true)
 			m.period = min(2*m.period, watchDoze)
 		} else {
@@ -306,75 +300,45 @@ func (m *monitor) fill() {
 	}
 }
 
-// readRuntime reads the runtime's metrics: whether every CPU is busy, and
-// whether a garbage collection cycle ended lately (for the fallback's
-// throttles), and whether the next tick yields (yieldNext).
-func (m *monitor) readRuntime() {
-	p := m.p
+// pace chooses how the monitor waits for its next tick when statuses are
+// read (yieldNext): it yields unless the CPUs are saturated (then the
+// timer is on time, and yielding would take CPU from others) or the work
+// flows (then nothing needs the tick on time: see busy).
+func (m *monitor) pace() {
 	metrics.Read(m.samples)
 	// Counting ourselves: we hold a P, and every other P runs a
 	// goroutine, or a goroutine waits for one.
 	running, runnable := int(m.samples[0].Value.Uint64()), m.samples[1].Value.Uint64()
-	m.cpuBusy = running >= m.procs || runnable > 0
-	// A goroutine that allocates while the collector marks may have to
-	// wait (an assist) until the cycle ends, and then it is neither
-	// running nor runnable: CPU-bound workers look blocked to the
-	// fallback. The runtime reports the cycles that ended, not one in
-	// progress (the heap's growth toward its goal does not tell either:
-	// runtime.GC starts a cycle at any time). So while cycles end often
-	// (one ended within gcOften), the fallback counts a worker as blocked
-	// only once a cycle has ended since it last moved (the end wakes
-	// every assist), or after busyWait, as when the CPUs are busy; and it
-	// does not ramp.
-	if c := m.samples[2].Value.Uint64(); c != p.gcCycles {
-		// The first count read is no news: the cycles it counts may
-		// have ended long ago.
-		if p.gcRead {
-			p.gcMovedAt = m.now
-		}
-		p.gcCycles, p.gcRead = c, true
-	}
-	m.gcRecent = p.gcMovedAt != 0 && m.now-p.gcMovedAt < int64(gcOften)
-	// Yield for the next tick unless the CPUs are saturated (then the
-	// timer is on time, and yielding would take CPU from others), or,
-	// with statuses read, the work flows (then nothing needs the tick on
-	// time: see busy).
-	m.yieldNext = (running < m.procs || runnable == 0) && (!m.flowing || !statusOn())
+	m.yieldNext = (running < m.procs || runnable == 0) && !m.flowing
 }
 
 // handOffStuck is the fallback's hand-off, where statuses are not read:
-// the workers that stood still since the last tick, with the throttles
-// (see the top of this file).
+// the workers the runtime's counts prove off the CPU (checkStuck), at
+// once; the others only after busyWait with no attached worker moving
+// (see the top of this file). The monitor yields for its next tick only
+// after a check that found a worker in a new task: the next tick may
+// prove it off the CPU (a blocking wave starting); otherwise it waits for
+// its timer, and the posters' checks come in between.
 func (m *monitor) handOffStuck() {
 	p := m.p
-	if m.cpuBusy && m.stuck < len(m.active) {
-		// The CPUs are busy and some worker is making progress: it
-		// takes the queued tasks in turn. (The one that seems stuck may
-		// only be waiting for a CPU, or for the operating system to run
-		// its thread.)
+	n, fresh := p.checkStuck(m.active, nil, m.now)
+	m.yieldNext = fresh > 0 && !m.flowing
+	if n > 0 || m.stuck < len(m.active) {
 		return
 	}
 	detached := 0
 	for _, w := range m.active {
-		if w.mon.gen != m.gen || w.mon.since == m.now {
-			continue
-		}
-		patient := m.cpuBusy || m.gcRecent && p.gcMovedAt <= w.mon.since
-		if patient && m.now-w.mon.since < int64(busyWait) {
+		// In a task (odd seq) that has not moved for busyWait.
+		if w.mon.gen != m.gen || w.mon.since == m.now || m.now-w.mon.since < int64(busyWait) || w.mon.seq&1 == 0 {
 			continue
 		}
 		if p.detach(w, detachMonitor, w.mon.seq) {
 			detached++
-			p.counts.handedOff[handOffStuck].Add(1)
 		}
 	}
-	if detached == 0 {
-		return
-	}
-	p.spawnUpTo(detached)
-	if m.stuck == len(m.active) && !m.cpuBusy && !m.gcRecent {
-		// The ramp (see above).
-		p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
+	if detached > 0 {
+		p.counts.handedOff[handOffStuck].Add(uint64(detached))
+		p.spawnUpTo(detached)
 	}
 }
 

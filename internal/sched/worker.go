@@ -50,6 +50,10 @@ type worker struct {
 	// in a task (see worker.blockedFor), shared by the monitor and the
 	// posters: seq<<32 | the time of that read. 0: none.
 	seen stdatomic.Uint64
+	// still is the fallback's mark, where statuses are not read: seq<<32
+	// | the time of the first look that found the occupant in that task
+	// (see Pool.checkStuck), shared by the monitor and the posters.
+	still stdatomic.Uint64
 	// posts counts this worker's pushes: a saturated push whose count is
 	// a multiple of checkEvery reads the workers' statuses
 	// (Pool.saturated).
@@ -200,7 +204,7 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 	if p.full() {
 		// Saturated, or about to be: the other workers may all be
 		// blocked (see status.go), and this one runs a task next.
-		p.checkStatuses(w)
+		p.checkWorkers(w)
 		p.watch()
 		return
 	}

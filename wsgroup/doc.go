@@ -137,27 +137,37 @@
 //     them, and then waits as a spare; spares are reused newest first, so
 //     a service's waves of blocking tasks run on the same few goroutines.
 //
-// The statuses are read with Go 1.26 on linux/amd64 and linux/arm64. When
-// the program starts, a check of a few milliseconds (its goroutines are
-// gone before main runs) parks goroutines in each of the ways above and
-// proves that what it reads for them is what the runtime itself reports;
-// the wait reasons are learned from the runtime's own goroutine dump, not
-// written into wsgroup. With another Go release or platform, if the check
-// fails, or with STEAL_GSTATUS=off in the environment, wsgroup falls back
-// to progress counts alone: a worker that has not started a task since
-// the monitor's previous look counts as stuck, whatever it does, with two
-// throttles, since such a worker may only be waiting for a CPU or for the
-// collector. While every CPU is busy (other goroutines run, or wait for a
-// CPU), the monitor leaves the queued tasks to any worker that is still
-// taking tasks, and hands a slot on only when none has for 20 ms (longer
-// than the Go scheduler's time slice); and while garbage collection cycles
-// end often (one ended within the last 10 ms), a worker counts as stuck
-// only once a cycle has ended since its task started, or after 20 ms.
+// Where the statuses are read: on Linux, on amd64, arm64, 386 and arm,
+// with any Go release on which a check passes. wsgroup states no offset
+// in the runtime's goroutine records: the first time the pool is
+// saturated, a check of a few milliseconds, on a goroutine of its own,
+// parks probe goroutines in each of the ways above, finds where each
+// goroutine's id, status and wait reason are by searching the records of
+// those and of running goroutines for the one place that holds what each
+// must, and takes as blocking the wait reasons the probes read, none
+// written into wsgroup. Nothing of this runs when the program starts:
+// importing wsgroup costs a program nothing, and a program that never
+// saturates the pool never runs the check. Until the check has passed,
+// on any other platform (macOS, Windows, the BSDs, WebAssembly, other
+// architectures), if the check finds nothing or more than one candidate,
+// or with STEAL_GSTATUS=off in the environment, wsgroup uses the
+// runtime's public metrics instead (runtime/metrics): a worker that has
+// stood still in one task for 50 µs is handed on as soon as the counts of
+// goroutines running on a processor and waiting for one prove that it is
+// neither (the stuck workers outnumber the goroutines that could be
+// running or waiting for a CPU), except while the garbage collector
+// marks, when a CPU-bound worker may be parked helping it; a stuck worker
+// the counts cannot prove blocked (every CPU is busy, or the collector
+// marks) is handed on after 20 ms (longer than the Go scheduler's time
+// slice) if no worker has started a task meanwhile. The Go calls that find
+// every worker busy check as the monitor does. BENCHMARKS.md gives the
+// figures on both paths.
 //
 // The progress guarantee: a queued task does not wait more than about one
 // monitor period (100 µs, plus the lateness of the Go timer) behind
 // workers that are blocked; behind workers that run, up to the 100 ms
-// above (on the fallback, the throttles' 20 ms). The monitor is a
+// above (on the fallback, about a millisecond behind workers the counts
+// prove blocked, and 20 ms behind the others). The monitor is a
 // goroutine like any other: while every processor runs goroutines that do
 // not block (a Wait that runs its own group's tasks is one), it gets its
 // turn only when the Go scheduler preempts one of them, every 10 ms or

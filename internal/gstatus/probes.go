@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// A kind is one way for a goroutine to block that the start-up check
+// A kind is one way for a goroutine to block that the check
 // parks a probe goroutine in, with what the runtime should report for it.
 type kind struct {
 	// words is what runtime.Stack prints for a goroutine blocked this way.

@@ -58,11 +58,13 @@
 // when it blocks in a Wait (worker.block, worker.go); when its goroutine's
 // status, read by the monitor or by a poster that finds the pool
 // saturated, shows it blocked in its task (status.go, on package
-// gstatus); or, where statuses are not read, when the monitor
-// (watchdog.go) sees its task sequence number stand still for a sample
-// while tasks wait; watchdog.go states the progress guarantee this gives
-// and the fallback's throttles that use the runtime's metrics. Goroutines
-// that left a slot wait as spares (spare.go) to be given another.
+// gstatus, whose check the monitor starts at the pool's first
+// saturation); or, where statuses are not read, when its task sequence
+// number stood still and the runtime's counts of running and runnable
+// goroutines prove it off the CPU (fallback.go), or it stood still for
+// long (watchdog.go); watchdog.go states the progress guarantee this
+// gives. Goroutines that left a slot wait as spares (spare.go) to be
+// given another.
 //
 // # A slot's states
 //
@@ -134,8 +136,11 @@
 //     TestHandOffProgress, TestHandOffGCStorm (handoff_test.go),
 //     TestStatusPosterHandsOff (posters alone, the monitor switched off),
 //     TestStatusRampsBlockingFanOut,
-//     TestStatusCPUBoundNotBlocked, TestStatusOffFallsBack
-//     (status_test.go), the status reader's own proofs in package gstatus,
+//     TestStatusCPUBoundNotBlocked, TestStatusOffFallsBack (status_test.go;
+//     the poster, CPU-bound and storm tests run by statuses and by the
+//     fallback's counts), TestStatusStartsAtSaturation (the status check
+//     starts at the pool's first saturation, not before), the status
+//     reader's own proofs in package gstatus,
 //     TestWatchdogChain, TestWatchdogFanOutBlocking,
 //     TestWatchdogCPUBoundStaysSmall, TestWatchdogRestarts
 //     (watchdog_test.go), TestBlockedInWait (wait_test.go).

@@ -151,7 +151,7 @@
 // on any other platform (macOS, Windows, the BSDs, WebAssembly, other
 // architectures), if the check finds nothing or more than one candidate,
 // or with STEAL_GSTATUS=off in the environment, wsgroup uses the
-// runtime's public metrics instead (runtime/metrics): a worker that has
+// runtime's metrics instead (those runtime/metrics publishes): a worker that has
 // stood still in one task for 50 µs is handed on as soon as the counts of
 // goroutines running on a processor and waiting for one prove that it is
 // neither (the stuck workers outnumber the goroutines that could be

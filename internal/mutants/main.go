@@ -622,21 +622,24 @@ var mutants = []mutant{
 		name:  "counts-ignore-runnable",
 		bug:   "the fallback counts only running goroutines: a worker waiting for a CPU looks off it",
 		file:  "internal/sched/fallback.go",
-		edits: []edit{{"k := len(stuck) - (c.running - 1) - c.runnable + idle", "k := len(stuck) - (c.running - 1) + idle"}},
+		edits: []edit{
+			{"stuck-(running-1)-runnable+min(a, idle())", "stuck-(running-1)-0*runnable+min(a, idle())"},
+			{"k := stuck - (c.Running - 1) - c.Runnable + min(a, idle())", "k := stuck - (c.Running - 1) + min(a, idle())"},
+		},
 		check: statusCPU,
 	},
 	{
 		name:  "counts-never-prove",
 		bug:   "the fallback's counts never prove a worker off the CPU: only the monitor's long bound hands blocked workers on",
 		file:  "internal/sched/fallback.go",
-		edits: []edit{{"k := len(stuck) - (c.running - 1) - c.runnable + idle", "k := 0 * (len(stuck) - (c.running - 1) - c.runnable + idle)"}},
+		edits: []edit{{"\treturn max(k, 0)\n", "\treturn 0 * max(k, 0)\n"}},
 		check: statusPoster,
 	},
 	{
 		name:  "counts-while-marking",
 		bug:   "the fallback counts while the collector marks: a worker parked in an assist looks off the CPU",
 		file:  "internal/sched/fallback.go",
-		edits: []edit{{"if !ok || c.marking {", "if !ok {"}},
+		edits: []edit{{"\tif c.Marking {\n", "\tif false && c.Marking {\n"}},
 		check: gcStorm,
 	},
 	{

@@ -1,31 +1,35 @@
 package sched
 
 import (
-	"runtime/metrics"
 	"sync"
 	"time"
+
+	"github.com/go-steal/steal/internal/rtcount"
 )
 
 // Blocking detection where statuses are not read (gstatus.On is false):
-// the runtime's public counts. Without a goroutine's own status, the
-// scheduler still knows, from the task sequence numbers, which workers
-// have stood still in one task, and the runtime's metrics say how many
-// goroutines are running on a P (/sched/goroutines/running, every P that
-// is running Go code) and how many wait for one
-// (/sched/goroutines/runnable, every run queue). A worker that stood
-// still and is neither running nor runnable is blocked (or in a system
-// call, which counts the same: its P is not running Go code). So when
+// the runtime's counts. Without a goroutine's own status, the scheduler
+// still knows, from the task sequence numbers, which workers have stood
+// still in one task, and the runtime's metrics (package rtcount) say how
+// many processors run Go code ("running": a goroutine, or the scheduler
+// looking for one) and how many goroutines wait for one ("runnable"). A
+// worker that stood still and is neither running nor runnable is blocked
+// (or in a system call, which counts the same: its P is not running Go
+// code). So when
 //
-//	k = stuck - (running - 1) - runnable > 0
+//	k = stuck - (running - 1) - runnable + idle > 0
 //
 // at least k of the stuck workers are off the CPU: the other running
-// goroutines and the runnable ones may all be stuck workers, but no more
-// than that. (The 1 is the goroutine that reads the counts: it runs.)
-// checkStuck hands on the k that have stood still longest, at once, and,
-// when every other attached worker is proven off the CPU, ramps up as the
-// status reads do (a fan-out of blocking calls). A worker stands still
-// when two looks at least stillGap apart found it in the same task (the
-// marks in worker.still, shared by every looker).
+// processors and the runnable goroutines may all be stuck workers, but no
+// more than that. The 1 is the goroutine that reads the counts: it runs;
+// idle are the pool's workers awake and looking for work, which are
+// running or runnable and not stuck (read before and after the counts,
+// the smaller of the two). checkStuck hands on the k that have stood
+// still longest, at once, and, when every other attached worker is
+// proven off the CPU, ramps up as the status reads do (a fan-out of
+// blocking calls). A worker stands still when two looks at least
+// stillGap apart found it in the same task (the marks in worker.still,
+// shared by every looker).
 //
 // The bound holds whatever else the process runs: a worker that waits for
 // a CPU is runnable, one whose thread the operating system does not run
@@ -38,72 +42,60 @@ import (
 //   - while the world is stopped, no P runs (but then neither does the
 //     goroutine that reads the counts).
 //
-// So checkStuck does not count while the collector marks. The runtime
-// reports completed cycles (/gc/cycles/total) and every stop of the world
-// for the collector (/sched/pauses/total/gc, two per cycle: one before
-// marking, one after): after an odd number of stops beyond twice the
-// cycles, a cycle marks. Between the mark's end and the counting of its
-// stop the count is one short, which reads as not marking, which it is
-// not; a mark that the runtime restarts stops the world once more, which
-// reads as a count two beyond, which checkStuck treats as marking too. A
-// worker parked in an assist is released when the mark ends, so a check
-// made between two cycles sees it running or runnable; a storm of
-// collections leaves such moments between every two cycles, and the
-// monitor's bound (watchdog.go: busyWait) covers a task that stands still
-// through all of them.
+// So checkStuck does not count while the collector marks (rtcount.Counts
+// says how that is read). A worker parked in an assist is released when
+// the mark ends, so a check made between two cycles sees it running or
+// runnable; a storm of collections leaves such moments between every two
+// cycles, and the monitor's bound (watchdog.go: busyWait) covers a task
+// that stands still through all of them.
 //
 // Checks are made by the posters that find the pool saturated, as with
-// statuses read (Pool.saturated, worker.foundWork), and by the monitor
-// on each tick; at most one per stillGap for the whole pool
-// (Pool.checkedAt), and a check reads the metrics only when some worker
-// stood still: about 300 ns under the runtime's scheduler lock.
+// statuses read (Pool.saturated, worker.foundWork), at most one per
+// blockedGap for the whole pool (Pool.checkedAt), and by the monitor on
+// each tick and, while it yields for the next, every recheckEvery
+// (monitor.wait). A check reads the counts only when some worker stood
+// still: about 100 ns under the runtime's scheduler lock, and 500 ns more
+// when they prove a worker off the CPU.
 
 // stillGap: the least time between two looks that find a worker in the
 // same task for it to count as stuck on the fallback. As blockedGap: a
 // task that waits often and briefly is not handed on for it.
 const stillGap = 50 * time.Microsecond
 
-// rtCounts is what one read of the runtime's metrics says (signals.read).
-type rtCounts struct {
-	running, runnable int
-	// marking: a collection may be marking (see above).
-	marking bool
-}
-
-// signals reads the runtime's metrics for the fallback; one reader at a
-// time (the samples are reused), the others skip a check meanwhile.
+// signals reads the runtime's counts for the fallback (package rtcount);
+// one reader at a time (a Reader reuses its samples), the others skip a
+// check meanwhile.
 type signals struct {
-	mu      sync.Mutex
-	samples []metrics.Sample
+	mu sync.Mutex
+	r  rtcount.Reader
 }
 
-func newSignals() *signals {
-	return &signals{samples: []metrics.Sample{
-		{Name: "/sched/goroutines/running:goroutines"},
-		{Name: "/sched/goroutines/runnable:goroutines"},
-		{Name: "/gc/cycles/total:gc-cycles"},
-		{Name: "/sched/pauses/total/gc:seconds"},
-	}}
-}
-
-// read reads the counts, or reports false if another goroutine is reading
-// them.
-func (s *signals) read() (rtCounts, bool) {
+// offCPU returns how many of stuck workers the runtime's counts prove off
+// the CPU (see above), or 0 when they cannot be read (another goroutine
+// reads them, or rtcount cannot) or the collector marks. idle is the
+// number of the pool's workers known to be running or runnable without
+// being stuck: awake and looking for work. The cheap read of the running
+// and runnable goroutines comes first; only when it proves some worker
+// off the CPU are all the counts read again, the collector's with them, so
+// that the proof and the collector's state are of one moment.
+func (s *signals) offCPU(stuck int, idle func() int) int {
 	if !s.mu.TryLock() {
-		return rtCounts{}, false
+		return 0
 	}
 	defer s.mu.Unlock()
-	metrics.Read(s.samples)
-	c := rtCounts{
-		running:  int(s.samples[0].Value.Uint64()),
-		runnable: int(s.samples[1].Value.Uint64()),
+	a := idle()
+	running, runnable, ok := s.r.Running()
+	if !ok || stuck-(running-1)-runnable+min(a, idle()) <= 0 {
+		return 0
 	}
-	stops := uint64(0)
-	for _, n := range s.samples[3].Value.Float64Histogram().Counts {
-		stops += n
+	c, _ := s.r.Read()
+	if c.Marking {
+		return 0
 	}
-	c.marking = int64(stops)-2*int64(s.samples[2].Value.Uint64()) > 0
-	return c, true
+	// The awake idle workers, read before and after the counts: one awake
+	// at both reads was running or runnable at the counts' moment.
+	k := stuck - (c.Running - 1) - c.Runnable + min(a, idle())
+	return max(k, 0)
 }
 
 // stuckWorker is a worker checkStuck found in one task for stillGap or
@@ -113,6 +105,9 @@ type stuckWorker struct {
 	seq   uint32
 	since uint32 // nanotime >> 10, as in worker.still
 }
+
+// awakeIdle returns the number of p's workers awake and looking for work.
+func (p *Pool) awakeIdle() int { return p.sleep.Load().AwakeIdle() }
 
 // checkStuck is the fallback's check (see above): it marks the attached
 // workers of active (all but self, the calling worker or nil), and hands
@@ -150,14 +145,8 @@ func (p *Pool) checkStuck(active []*worker, self *worker, now int64) (detached, 
 	if len(stuck) == 0 {
 		return 0, fresh
 	}
-	idle := p.sleep.Load().AwakeIdle()
-	c, ok := p.signals.read()
-	if !ok || c.marking {
-		return 0, fresh
-	}
-	idle = min(idle, p.sleep.Load().AwakeIdle())
-	k := len(stuck) - (c.running - 1) - c.runnable + idle
-	if k <= 0 {
+	k := p.signals.offCPU(len(stuck), p.awakeIdle)
+	if k == 0 {
 		return 0, fresh
 	}
 	// The k that have stood still longest (a few workers: insertion sort).

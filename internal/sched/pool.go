@@ -69,7 +69,7 @@ type Pool struct {
 	checkedAt stdatomic.Int64
 	// signals reads the runtime's counts for the fallback's checks
 	// (fallback.go).
-	signals *signals
+	signals signals
 	kick    chan struct{}
 
 	mu poolMutex // guards slot occupancy and growth, live, detached and active changes; never parks (poolmutex.go)
@@ -92,7 +92,7 @@ var workers gid.Table[worker]
 func current() *worker { return workers.Lookup() }
 
 func newPool() *Pool {
-	p := &Pool{sleep: sleep.New(0), inj: newInjector(), signals: newSignals(), kick: make(chan struct{}, 1)}
+	p := &Pool{sleep: sleep.New(0), inj: newInjector(), kick: make(chan struct{}, 1)}
 	p.slots.Store(new([]*worker))
 	p.active.Store(new([]*worker))
 	p.refreshSize()

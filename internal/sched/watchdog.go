@@ -2,8 +2,9 @@ package sched
 
 import (
 	"runtime"
-	"runtime/metrics"
 	"time"
+
+	"github.com/go-steal/steal/internal/rtcount"
 )
 
 // The watchdog is the pool's monitor: it keeps the pool from starving.
@@ -134,9 +135,9 @@ func (p *Pool) watchdog() {
 // fill the pool up to capacity, choose how to wait for the next tick,
 // hand stuck workers on.
 type monitor struct {
-	p       *Pool
-	samples []metrics.Sample // the runtime's metrics it reads (pace)
-	timer   *time.Timer
+	p      *Pool
+	counts rtcount.Reader // the runtime's counts it reads (pace)
+	timer  *time.Timer
 
 	// gen numbers the samples: a worker's marks count only if they are
 	// from the sample before (see sampleStuck).
@@ -174,11 +175,7 @@ type monitor struct {
 // already tell who is stuck.
 func newMonitor(p *Pool) *monitor {
 	m := &monitor{
-		p: p,
-		samples: []metrics.Sample{
-			{Name: "/sched/goroutines/running:goroutines"},
-			{Name: "/sched/goroutines/runnable:goroutines"},
-		},
+		p:         p,
 		timer:     time.NewTimer(watchTick),
 		gen:       1,
 		period:    watchTick,
@@ -305,11 +302,11 @@ func (m *monitor) fill() {
 // timer is on time, and yielding would take CPU from others) or the work
 // flows (then nothing needs the tick on time: see busy).
 func (m *monitor) pace() {
-	metrics.Read(m.samples)
 	// Counting ourselves: we hold a P, and every other P runs a
-	// goroutine, or a goroutine waits for one.
-	running, runnable := int(m.samples[0].Value.Uint64()), m.samples[1].Value.Uint64()
-	m.yieldNext = (running < m.procs || runnable == 0) && !m.flowing
+	// goroutine, or a goroutine waits for one. (Counts that cannot be
+	// read count as saturated CPUs: the timer then.)
+	running, runnable, ok := m.counts.Running()
+	m.yieldNext = ok && (running < m.procs || runnable == 0) && !m.flowing
 }
 
 // handOffStuck is the fallback's hand-off, where statuses are not read:

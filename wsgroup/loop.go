@@ -62,6 +62,9 @@ func (PanicMode) loopOption() {}
 // to n.
 //
 // If n <= 0, For returns nil without calling body. A nil body panics.
+// Any n an int holds is run in full: on 64-bit ports up to math.MaxInt
+// indices, and on 32-bit ports (such as 386 and arm), where int is 32
+// bits, at most math.MaxInt32 (2,147,483,647) indices in one loop.
 //
 // In the terminology of [the Go memory model], the call of For
 // synchronizes before the start of each body, and the return of each body
@@ -78,7 +81,9 @@ func For(ctx context.Context, n int, body func(ctx context.Context, i int) error
 // ForEach calls f(ctx, &s[i]) for each element of s, as For calls its body
 // for each index, and returns the first error. f may modify the element.
 // Everything For promises holds, its memory-model clause included, with
-// the elements for the indices.
+// the elements for the indices. s may be of any length: on 32-bit ports
+// (such as 386 and arm), a slice, and so a loop, has at most math.MaxInt32
+// (2,147,483,647) elements.
 func ForEach[E any](ctx context.Context, s []E, f func(ctx context.Context, e *E) error, opts ...LoopOption) error {
 	if f == nil {
 		panic("wsgroup: ForEach called with a nil function")
@@ -91,7 +96,9 @@ func ForEach[E any](ctx context.Context, s []E, f func(ctx context.Context, e *E
 // s[i] at index i, with the first error. When an error is returned, the
 // results of the elements whose f did not run or failed are zero values.
 // Everything For promises holds, its memory-model clause included, with
-// the elements for the indices.
+// the elements for the indices. s may be of any length: on 32-bit ports
+// (such as 386 and arm), a slice, and so a loop, has at most math.MaxInt32
+// (2,147,483,647) elements.
 func Map[E, R any](ctx context.Context, s []E, f func(ctx context.Context, e *E) (R, error), opts ...LoopOption) ([]R, error) {
 	if f == nil {
 		panic("wsgroup: Map called with a nil function")

@@ -22,8 +22,9 @@
 // compare-and-swap on the same word and can never both succeed on the same
 // value: whichever lands first changes the word, and the other fails and
 // looks again. A range whose lo has reached hi is empty. A 32-bit half
-// bounds a partition to MaxLen indices; the loop runs longer index spaces
-// in segments.
+// bounds a partition to MaxLen indices; on 64-bit ports the loop runs
+// longer index spaces in segments (where int is 32 bits, no int exceeds
+// MaxLen).
 //
 // Every transition of a slot's word is a pure function of the value it
 // replaces: take k maps [lo, hi) to [lo+k, hi), a cut maps it to
@@ -46,12 +47,16 @@
 package ranges
 
 import (
+	"math"
+
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
 )
 
-// MaxLen is the largest number of indices a Partition holds.
-const MaxLen = 1<<32 - 1
+// MaxLen is the largest number of indices a Partition holds: what a 32-bit
+// half of a slot's word holds, and, where int is 32 bits, what an int
+// holds (math.MaxInt32), so that MaxLen is an int on every port.
+const MaxLen = min(1<<32-1, math.MaxInt)
 
 // A Partition is an index space [0, n) split into ranges, one per slot.
 // Make it with New.

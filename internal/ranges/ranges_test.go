@@ -2,6 +2,7 @@ package ranges
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -62,7 +63,10 @@ func specCut(n uint32) uint32 {
 // by at most one.
 func checkSplit(t *testing.T, n int, ss []span) {
 	t.Helper()
-	short, long := uint32(n/len(ss)), uint32((n+len(ss)-1)/len(ss))
+	// In uint64: n+len(ss)-1 overflows an int when n is MaxLen and int is
+	// 32 bits.
+	un, parts := uint64(n), uint64(len(ss))
+	short, long := uint32(un/parts), uint32((un+parts-1)/parts)
 	next := uint32(0)
 	for i, s := range ss {
 		if s.lo != next || s.hi < s.lo {
@@ -98,8 +102,10 @@ func TestNewSplit(t *testing.T) {
 	}
 }
 
-// TestNewMaxLen: the largest partition packs hi = MaxLen into the high
-// half, and its ranges are taken and stolen without overflow.
+// TestNewMaxLen: the largest partition (on 64-bit ports, hi = 2³²-1 in the
+// high half; where int is 32 bits, the largest int) is split, taken and
+// stolen without overflow. TestWordTop covers the top of the word on
+// every port.
 func TestNewMaxLen(t *testing.T) {
 	for _, parts := range []int{1, 2, 3, 7, 64} {
 		p := New(MaxLen, parts)
@@ -133,8 +139,43 @@ func TestNewMaxLen(t *testing.T) {
 	}
 }
 
+// TestWordTop: a slot whose range ends at the top of the 32-bit half,
+// 2³²-1, which only a 64-bit port's New makes, is taken from, stolen from
+// and given back to without overflow, whatever the size of int.
+func TestWordTop(t *testing.T) {
+	const top uint32 = math.MaxUint32
+	p := withSpans(span{top - 5, top}, span{top, top})
+	if lo, hi := p.Take(0, 2); lo != top-5 || hi != top-3 {
+		t.Fatalf("Take(0, 2) of [2³²-6, 2³²-1) = [%d, %d), want [%d, %d)", lo, hi, top-5, top-3)
+	}
+	p.Untake(0, top-4, top-3)
+	if !p.Steal(1) {
+		t.Fatal("Steal(1) = false with [2³²-5, 2³²-1) in slot 0")
+	}
+	if got, want := spans(p), []span{{top - 4, top - 2}, {top - 2, top}}; !slices.Equal(got, want) {
+		t.Fatalf("after Steal(1): slots %v, want %v", got, want)
+	}
+	if lo, hi := p.Take(1, top); lo != top-2 || hi != top {
+		t.Fatalf("Take(1, 2³²-1) = [%d, %d), want [%d, %d)", lo, hi, top-2, top)
+	}
+	if lo, hi := p.Take(1, top); lo != top || hi != top {
+		t.Fatalf("Take(1) of an emptied slot at the top = [%d, %d), want [%d, %d)", lo, hi, top, top)
+	}
+	if p.Left() != 2 {
+		t.Fatalf("Left() = %d, want 2 (slot 0's [2³²-4, 2³²-2))", p.Left())
+	}
+}
+
 func TestNewPanics(t *testing.T) {
-	for _, c := range []struct{ n, parts int }{{-1, 1}, {MaxLen + 1, 1}, {0, 0}, {5, -1}} {
+	type args struct{ n, parts int }
+	cases := []args{{-1, 1}, {0, 0}, {5, -1}}
+	// One index too many, where an int holds it: on 64-bit ports. Where
+	// int is 32 bits, MaxLen is the largest int, which TestNewMaxLen
+	// partitions.
+	if over := uint64(MaxLen) + 1; over <= math.MaxInt {
+		cases = append(cases, args{int(over), 1})
+	}
+	for _, c := range cases {
 		if _, panicked := testkit.Recover(func() { New(c.n, c.parts) }); !panicked {
 			t.Errorf("New(%d, %d) did not panic", c.n, c.parts)
 		}
@@ -144,6 +185,7 @@ func TestNewPanics(t *testing.T) {
 func TestCut(t *testing.T) {
 	for _, c := range []struct{ n, want uint32 }{
 		{1, 1}, {2, 1}, {3, 1}, {4, 2}, {5, 2}, {100, 50}, {101, 50}, {MaxLen, MaxLen / 2},
+		{math.MaxUint32, math.MaxUint32 / 2},
 	} {
 		if got := cut(c.n); got != c.want {
 			t.Errorf("cut(%d) = %d, want %d", c.n, got, c.want)

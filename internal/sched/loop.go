@@ -2,6 +2,7 @@ package sched
 
 import (
 	"context"
+	"iter"
 	stdatomic "sync/atomic"
 	"time"
 
@@ -65,8 +66,7 @@ const maxChunk = 1 << 16
 func For(ctx context.Context, n int, body func(context.Context, int) error,
 	wrap func(v any, stack []byte, later *stdatomic.Int64) error) error {
 	parts := int(global.refreshSize())
-	for base := 0; base < n; base += segmentLen {
-		seg := min(n-base, segmentLen)
+	for base, seg := range segments(n, segmentLen) {
 		if err := runSegment(ctx, base, seg, min(parts, seg), body, wrap); err != nil {
 			return err
 		}
@@ -74,9 +74,26 @@ func For(ctx context.Context, n int, body func(context.Context, int) error,
 	return nil
 }
 
-// segmentLen is the most indices a partition holds (ranges.MaxLen); a
-// variable so that a test can run several segments.
+// segmentLen is the most indices a partition holds (ranges.MaxLen: where
+// int is 32 bits, every loop is one segment); a variable so that a test
+// can run several segments.
 var segmentLen = ranges.MaxLen
+
+// segments yields the segments of [0, n) in order, each as its first index
+// and its length, at most most > 0 indices each. The next segment starts
+// at base+seg, which is at most n, so it never overflows an int, where
+// base+most could for an n near math.MaxInt.
+func segments(n, most int) iter.Seq2[int, int] {
+	return func(yield func(base, seg int) bool) {
+		for base := 0; base < n; {
+			seg := min(n-base, most)
+			if !yield(base, seg) {
+				return
+			}
+			base += seg
+		}
+	}
+}
 
 // runSegment runs the indices [base, base+n) of a loop as one partition,
 // with a context of its own for the bodies, derived from parent, the

@@ -3,11 +3,42 @@ package sched
 import (
 	"context"
 	"errors"
+	"math"
+	"slices"
 	stdatomic "sync/atomic"
 	"testing"
 
 	"github.com/go-steal/steal/internal/testkit"
 )
+
+// segments covers [0, n) in order with segments of at most the given
+// length, and ends after the last, even where the next base would be past
+// math.MaxInt.
+func TestSegments(t *testing.T) {
+	type seg struct{ base, n int }
+	half := math.MaxInt/2 + 1
+	for _, c := range []struct {
+		n, most int
+		want    []seg
+	}{
+		{1, 1000, []seg{{0, 1}}},
+		{1000, 1000, []seg{{0, 1000}}},
+		{3500, 1000, []seg{{0, 1000}, {1000, 1000}, {2000, 1000}, {3000, 500}}},
+		{math.MaxInt, half, []seg{{0, half}, {half, math.MaxInt - half}}},
+		{math.MaxInt, math.MaxInt, []seg{{0, math.MaxInt}}},
+	} {
+		var got []seg
+		for base, n := range segments(c.n, c.most) {
+			got = append(got, seg{base, n})
+			if len(got) > len(c.want) {
+				break
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("segments(%d, %d) = %v, want %v", c.n, c.most, got, c.want)
+		}
+	}
+}
 
 // A loop longer than a segment runs segment after segment, each index once,
 // and a failure in a later segment stops the loop there.

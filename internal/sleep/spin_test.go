@@ -7,6 +7,7 @@ package sleep
 
 import (
 	"testing"
+	"time"
 
 	"github.com/go-steal/steal/internal/testkit"
 )
@@ -62,15 +63,20 @@ func TestOneSpinner(t *testing.T) {
 // announces sleepiness at its next fruitless search, whatever its round.
 func TestSpinnerTimeBound(t *testing.T) {
 	s := New(1)
-	s.spinFor = 1000 // 1 µs
+	// The first round starts the budget and checks it at once: a budget
+	// the test cannot use up, so that the round is a spinner's however
+	// slowly the machine runs (a budget of 1 µs can pass between the two
+	// clock readings on a slow or emulated machine).
+	s.spinFor = time.Hour
 	never := func() bool { return false }
 	idle := s.StartLooking(0)
 	s.NoWorkFound(&idle, never, never, 0)
 	if !idle.spinner || announced(&idle) {
 		t.Fatalf("first round: spinner %v, round %d", idle.spinner, idle.rounds)
 	}
-	// Wait, without asserting anything about time, until the budget is
-	// used up by the package's own clock.
+	// Then a budget of 1 µs from the same start. Wait, without asserting
+	// anything about time, until it is used up by the package's own clock.
+	s.spinFor = time.Microsecond
 	testkit.WaitUntil(t, "the spinner's budget to pass", func() bool {
 		return nanotime()-idle.since > int64(s.spinFor)
 	})

@@ -120,9 +120,9 @@
 //     blocked, nor one that waits for the garbage collector: CPU-bound
 //     work, collections included, never grows the set of workers past
 //     GOMAXPROCS. Only a task that has stood still for 100 ms while no
-//     other worker has started a task gives up its slot, whatever it
-//     does, so that a task that spins until another queued task has run
-//     cannot hold up the queue for ever.
+//     other worker has started a task (and the collector does not mark)
+//     gives up its slot, whatever it does, so that a task that spins until
+//     another queued task has run cannot hold up the queue for ever.
 //   - Some waits count as neither: a goroutine parked on one of the
 //     runtime's own semaphores (for example, the second of two goroutines
 //     reading the same *os.File at once), on a nil channel or an empty
@@ -158,8 +158,7 @@
 // running or waiting for a CPU), except while the garbage collector
 // marks, when a CPU-bound worker may be parked helping it; a stuck worker
 // the counts cannot prove blocked (every CPU is busy, or the collector
-// marks) is handed on after 20 ms (longer than the Go scheduler's time
-// slice) if no worker has started a task meanwhile. The Go calls that find
+// marks) is handed on after the 100 ms above. The Go calls that find
 // every worker busy check as the monitor does. BENCHMARKS.md gives the
 // figures on both paths.
 //
@@ -167,7 +166,7 @@
 // monitor period (100 µs, plus the lateness of the Go timer) behind
 // workers that are blocked; behind workers that run, up to the 100 ms
 // above (on the fallback, about a millisecond behind workers the counts
-// prove blocked, and 20 ms behind the others). The monitor is a
+// prove blocked). The monitor is a
 // goroutine like any other: while every processor runs goroutines that do
 // not block (a Wait that runs its own group's tasks is one), it gets its
 // turn only when the Go scheduler preempts one of them, every 10 ms or
@@ -250,7 +249,7 @@
 //   - A task queued behind tasks that block waits for a blocked worker's
 //     slot to be handed on, about 100 µs (up to 100 ms behind the few
 //     waits that read as the runtime's own, and, where goroutine statuses
-//     are not read, up to 20 ms a slot while other goroutines keep every
+//     are not read, up to 100 ms a slot while other goroutines keep every
 //     CPU busy: see Blocking tasks), where errgroup's goroutine would
 //     start at once.
 package wsgroup

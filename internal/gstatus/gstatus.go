@@ -67,24 +67,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
-
-// Handle identifies one goroutine for reads by other goroutines. A
-// goroutine gets its own Handle from Self; the Handle may then be copied
-// and handed to any goroutine.
-//
-// The zero Handle stands for no goroutine: its Read returns Unknown.
-type Handle struct {
-	// g is the goroutine's g record. The runtime never frees a g (it keeps
-	// every g it ever made, and reuses the g of an exited goroutine for a
-	// new one) and the collector does not move objects, so the pointer
-	// stays valid for the life of the process, whatever the goroutine does.
-	g unsafe.Pointer
-	// id is the goroutine's id, which tells this goroutine from a later
-	// one that reuses the same g: ids are never reused.
-	id uint64
-}
 
 // Status is what one Read saw a goroutine doing.
 type Status uint8
@@ -270,7 +253,7 @@ func decide() {
 		checkTime = time.Since(start)
 		offReason = err
 		if err == nil {
-			found = f
+			keep(f)
 			state.Store(stateOn)
 			on.Store(!testOff.Load())
 			return
@@ -335,7 +318,7 @@ func Self() Handle {
 // since been given to a new goroutine. Read also returns Unknown when the
 // reader is off or h is the zero Handle.
 func (h Handle) Read() Status {
-	if h.g == nil || !on.Load() {
+	if !on.Load() {
 		return Unknown
 	}
 	return read(h)

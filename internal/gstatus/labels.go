@@ -35,10 +35,3 @@ func LabelsWord() *unsafe.Pointer {
 	}
 	return labelsWord()
 }
-
-// probeLabels is what findLabels makes the checking goroutine wear for a
-// moment. A CPU profile's sample taken in that moment records the pointer,
-// and the profile's writer reads it as runtime/pprof's label set: zero
-// words are the empty set (a nil slice of labels in this release; a nil
-// map in the releases before), so such a sample carries no labels.
-var probeLabels [3]uintptr

@@ -155,6 +155,23 @@ func (rs *reasons) classify(status uint32, reason uint8) Status {
 	return Unknown
 }
 
+// Handle identifies one goroutine for reads by other goroutines. A
+// goroutine gets its own Handle from Self; the Handle may then be copied
+// and handed to any goroutine. (On a port without a reader, off.go, it
+// holds nothing.)
+//
+// The zero Handle stands for no goroutine: its Read returns Unknown.
+type Handle struct {
+	// g is the goroutine's g record. The runtime never frees a g (it keeps
+	// every g it ever made, and reuses the g of an exited goroutine for a
+	// new one) and the collector does not move objects, so the pointer
+	// stays valid for the life of the process, whatever the goroutine does.
+	g unsafe.Pointer
+	// id is the goroutine's id, which tells this goroutine from a later
+	// one that reuses the same g: ids are never reused.
+	id uint64
+}
+
 // findings is what a check that passed found: the layout, the offset of
 // the labels word (0: not found; a g's first word is its stack bound, so
 // 0 is never the labels), and the wait reasons.
@@ -165,8 +182,11 @@ type findings struct {
 }
 
 // found is what the check that turned the reader on found. decide writes
-// it before it stores true in on, and nothing writes it afterwards.
+// it (keep) before it stores true in on, and nothing writes it afterwards.
 var found findings
+
+// keep records what the check that turned the reader on found.
+func keep(f findings) { found = f }
 
 // self returns the calling goroutine's Handle: its g, and its id, read
 // through the proven layout once the reader is on, or parsed from
@@ -187,8 +207,11 @@ func self() Handle {
 	return Handle{g: g, id: id}
 }
 
-// read is Read once the reader is known to be on and h not zero.
+// read is Read once the reader is known to be on.
 func read(h Handle) Status {
+	if h.g == nil {
+		return Unknown
+	}
 	status, reason, ok := found.layout.load(h)
 	if !ok {
 		return Unknown

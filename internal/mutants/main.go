@@ -619,9 +619,9 @@ var mutants = []mutant{
 		check: gstatusReuse,
 	},
 	{
-		name:  "counts-ignore-runnable",
-		bug:   "the fallback counts only running goroutines: a worker waiting for a CPU looks off it",
-		file:  "internal/sched/fallback.go",
+		name: "counts-ignore-runnable",
+		bug:  "the fallback counts only running goroutines: a worker waiting for a CPU looks off it",
+		file: "internal/sched/fallback.go",
 		edits: []edit{
 			{"stuck-(running-1)-runnable+min(a, idle())", "stuck-(running-1)-0*runnable+min(a, idle())"},
 			{"k := stuck - (c.Running - 1) - c.Runnable + min(a, idle())", "k := stuck - (c.Running - 1) + min(a, idle())"},

@@ -46,8 +46,8 @@ import (
 // says how that is read). A worker parked in an assist is released when
 // the mark ends, so a check made between two cycles sees it running or
 // runnable; a storm of collections leaves such moments between every two
-// cycles, and the monitor's bound (watchdog.go: busyWait) covers a task
-// that stands still through all of them.
+// cycles, and the monitor's bound (watchdog.go: handOffLong) covers a
+// task that stands still through all of them.
 //
 // Checks are made by the posters that find the pool saturated, as with
 // statuses read (Pool.saturated, worker.foundWork), at most one per

@@ -154,7 +154,7 @@ func TestHandOffProgress(t *testing.T) {
 					begin := time.Now()
 					g.Go(func() error { close(ran); return nil })
 					<-ran
-					t.Logf("the queued task ran %v after it was queued (monitor period %v; a worker that spins is handed on after %v with statuses read, %v on the fallback while the CPUs are busy)", time.Since(begin), watchTick, runWait, busyWait)
+					t.Logf("the queued task ran %v after it was queued (monitor period %v; a worker that spins is handed on after %v)", time.Since(begin), watchTick, runWait)
 					wantNil(t, "Wait()", g.Wait())
 				})
 			})
@@ -235,6 +235,7 @@ func testGCStorm(t *testing.T, kind int) {
 					var live maxGauge
 					s := startSampler(func() { live.observe(int64(global.live.Load())) })
 					before := handedOff(kind)
+					stuckBefore, rampsBefore := handedOff(handOffStuck), global.counts.ramps.Load()
 					var g Group
 					var ran atomic.Int64
 					tiny := func() error {
@@ -250,7 +251,8 @@ func testGCStorm(t *testing.T, kind int) {
 					if got := ran.Load(); got != int64(n) {
 						t.Errorf("%d of %d tasks ran", got, n)
 					}
-					t.Logf("%d tiny tasks beside a GC storm: at most %d live workers", n, live.hi.Load())
+					t.Logf("%d tiny tasks beside a GC storm: at most %d live workers; %d handed on after standing still long, %d ramps",
+						n, live.hi.Load(), handedOff(handOffStuck)-stuckBefore, global.counts.ramps.Load()-rampsBefore)
 					if d := handedOff(kind) - before; d != 0 {
 						t.Errorf("%d workers waiting for the collector handed off as blocked, want none", d)
 					}

@@ -66,14 +66,6 @@ const (
 	// (see worker.takeInjected).
 	injectHigh = 2 * injectBatch
 
-	// busyWait is how long the monitor must see a worker's task not move,
-	// with no attached worker moving either, before it detaches the worker
-	// where statuses are not read and the runtime's counts do not prove it
-	// off the CPU (every CPU busy, or the collector marking: see
-	// fallback.go). Longer than the Go scheduler's time slice (10 ms), so
-	// that a worker that merely waits for a CPU is not replaced; it bounds
-	// the wait of a task queued behind such a worker.
-	busyWait = 20 * time.Millisecond
 	// spareLinger is how long a goroutine that left its slot waits to be
 	// given another before it exits (spare.go): long enough that a
 	// service's waves of blocking tasks reuse the same goroutines, short

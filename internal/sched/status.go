@@ -55,12 +55,12 @@ const (
 	// call that is still in progress over a longer span counts (the
 	// runtime's sysmon retakes such a processor after 20 µs to 10 ms).
 	syscallGap = time.Millisecond
-	// runWait: how long a worker that does not read blocked must have
-	// stood still in one task, with no attached worker starting a task
-	// meanwhile, before the monitor hands it on (handOffKnown). Several of
-	// the Go scheduler's time slices (10 ms): a worker that only waits for
-	// a CPU, or for a collection, gets going again within that, unless the
-	// machine is overloaded.
+	// runWait: how long a worker that is not known blocked (by a status
+	// read, or by the fallback's counts) must have stood still in one
+	// task, with no attached worker starting a task meanwhile, before the
+	// monitor hands it on (handOffLong). Several of the Go scheduler's
+	// time slices (10 ms): a worker that only waits for a CPU gets going
+	// again within that, unless the machine is overloaded.
 	runWait = 100 * time.Millisecond
 	// checkEvery: a poster that finds the pool saturated reads the
 	// workers' statuses on one saturated post in checkEvery (counted per

@@ -25,7 +25,8 @@ import (
 // lets it read that (status.go): a worker blocked in the task (a channel,
 // a sleep, a lock, I/O, a long system call) is detached at once
 // (handOffKnown: at once once it has been seen blocked twice, 50 µs
-// apart); any other only after runWait with no attached worker moving. Detached
+// apart); any other only after runWait with no attached worker moving
+// (handOffLong). Detached
 // (detach.go), a worker no longer counts against GOMAXPROCS, another
 // worker (a parked spare, or a new goroutine) starts in its place at once,
 // and its deque goes to the injector. When its task returns, the worker
@@ -51,10 +52,8 @@ import (
 // runnable goroutines prove off the CPU is handed on at once, by the
 // monitor or a poster, and when every attached worker is, the pool ramps
 // up as with statuses read. A worker the counts cannot prove off the CPU
-// (every CPU is busy, or the collector marks) is handed on after busyWait
-// with no attached worker moving: a task that runs long on a CPU, or
-// waits for one, gains nothing from another goroutine beside it, while
-// one that blocks while the CPUs are busy waits that long.
+// (every CPU is busy, or the collector marks) is handed on after the same
+// bound as a worker that no status read counts as blocked (handOffLong).
 //
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
@@ -121,7 +120,7 @@ func (p *Pool) watchdog() {
 		if statusOn() {
 			m.pace()
 			if m.stuck > 0 {
-				p.handOffKnown(m.active, m.gen, m.now, m.stuck)
+				m.handOffKnown()
 			}
 		} else {
 			m.handOffStuck()
@@ -311,53 +310,52 @@ func (m *monitor) pace() {
 
 // handOffStuck is the fallback's hand-off, where statuses are not read:
 // the workers the runtime's counts prove off the CPU (checkStuck), at
-// once; the others only after busyWait with no attached worker moving
-// (see the top of this file). The monitor yields for its next tick only
-// after a check that found a worker in a new task: the next tick may
-// prove it off the CPU (a blocking wave starting); otherwise it waits for
-// its timer, and the posters' checks come in between.
+// once, and the others after the bound (handOffLong). The monitor yields
+// for its next tick only after a check that found a worker in a new
+// task: the next tick may prove it off the CPU (a blocking wave
+// starting); otherwise it waits for its timer, and the posters' checks
+// come in between.
 func (m *monitor) handOffStuck() {
-	p := m.p
-	n, fresh := p.checkStuck(m.active, nil, m.now)
+	n, fresh := m.p.checkStuck(m.active, nil, m.now)
 	m.yieldNext = fresh > 0 && !m.flowing
-	if n > 0 || m.stuck < len(m.active) {
-		return
-	}
-	detached := 0
-	for _, w := range m.active {
-		// In a task (odd seq) that has not moved for busyWait.
-		if w.mon.gen != m.gen || w.mon.since == m.now || m.now-w.mon.since < int64(busyWait) || w.mon.seq&1 == 0 {
-			continue
-		}
-		if p.detach(w, detachMonitor, w.mon.seq) {
-			detached++
-		}
-	}
-	if detached > 0 {
-		p.counts.handedOff[handOffStuck].Add(uint64(detached))
-		p.spawnUpTo(detached)
+	if n == 0 {
+		m.handOffLong()
 	}
 }
 
 // handOffKnown is a tick's hand-off when the workers' statuses are read
 // (status.go): it hands on every worker of active that counts as blocked,
 // at once (handOffBlocked, which also ramps up when all of them are), and
-// any other that has stood still for runWait in one task only while no
-// attached worker moves (stuck == len(active)): a long CPU-bound task is
-// the Go scheduler's to time-slice, and a collection ends, but a task that
-// spins until a queued task has run, or waits where no read counts it as
-// blocked (a runtime semaphore such as a file's read lock, a nil channel),
-// must not hold its slot for ever.
-func (p *Pool) handOffKnown(active []*worker, gen uint64, now int64, stuck int) {
-	p.handOffBlocked(active, nil)
-	if stuck < len(active) {
+// the others after the bound (handOffLong).
+func (m *monitor) handOffKnown() {
+	m.p.handOffBlocked(m.active, nil)
+	m.handOffLong()
+}
+
+// handOffLong is the bound on a worker that stands still without being
+// known blocked: it hands on every worker of active that has stood still
+// for runWait in one task, only while no attached worker moves (stuck ==
+// len(active)) and the collector does not mark. A long CPU-bound task is
+// the Go scheduler's to time-slice, a worker waiting for a CPU gains
+// nothing from another goroutine beside it, and one parked in an assist
+// is released when the mark ends, however long it takes; but a task that
+// spins until a queued task has run, or waits where nothing counts it as
+// blocked (a runtime semaphore such as a file's read lock, a nil channel;
+// on the fallback, any wait while every CPU is busy), must not hold its
+// slot for ever.
+func (m *monitor) handOffLong() {
+	p := m.p
+	if m.stuck < len(m.active) {
+		return
+	}
+	if c, ok := m.counts.Read(); ok && c.Marking {
 		return
 	}
 	detached := 0
-	for _, w := range active {
-		// In a task (odd seq) that has not moved for runWait; those read
-		// blocked were handed on above (detach refuses them now).
-		if w.mon.gen != gen || w.mon.since == now || now-w.mon.since < int64(runWait) || w.mon.seq&1 == 0 {
+	for _, w := range m.active {
+		// In a task (odd seq) that has not moved for runWait; those
+		// known blocked were handed on before (detach refuses them now).
+		if w.mon.gen != m.gen || w.mon.since == m.now || m.now-w.mon.since < int64(runWait) || w.mon.seq&1 == 0 {
 			continue
 		}
 		if p.detach(w, detachMonitor, w.mon.seq) {

@@ -156,9 +156,12 @@
 // goroutines running on a processor and waiting for one prove that it is
 // neither (the stuck workers outnumber the goroutines that could be
 // running or waiting for a CPU), except while the garbage collector
-// marks, when a CPU-bound worker may be parked helping it; a stuck worker
+// marks, when a CPU-bound worker may be parked helping it. A stuck worker
 // the counts cannot prove blocked (every CPU is busy, or the collector
-// marks) is handed on after the 100 ms above. The Go calls that find
+// marks) is handed on after 20 ms (longer than the Go scheduler's time
+// slice) if no worker has started a task meanwhile and the counts show
+// it off a processor (blocked, or waiting for a CPU), and after the
+// 100 ms above otherwise. The Go calls that find
 // every worker busy check as the monitor does. BENCHMARKS.md gives the
 // figures on both paths.
 //
@@ -249,7 +252,7 @@
 //   - A task queued behind tasks that block waits for a blocked worker's
 //     slot to be handed on, about 100 µs (up to 100 ms behind the few
 //     waits that read as the runtime's own, and, where goroutine statuses
-//     are not read, up to 100 ms a slot while other goroutines keep every
+//     are not read, up to 20 ms a slot while other goroutines keep every
 //     CPU busy: see Blocking tasks), where errgroup's goroutine would
 //     start at once.
 package wsgroup

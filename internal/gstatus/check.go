@@ -48,10 +48,13 @@ import (
 
 const (
 	// checkTimeout bounds steps 1 to 4. The check normally needs a few
-	// milliseconds; a machine busy with other processes may not run the
-	// probes' threads for a while, so the bound is generous. A layout
-	// that is wrong fails long before it (at the first probe it misreads).
-	checkTimeout = 500 * time.Millisecond
+	// milliseconds, but its probes and its polls need a CPU: beside
+	// goroutines that keep every processor busy, each of its yields may
+	// wait for their time slices (10 ms each), and a machine busy with
+	// other processes may not run the probes' threads for a while. So the
+	// bound is generous; a layout that is wrong fails long before it (at
+	// the first probe it misreads).
+	checkTimeout = 5 * time.Second
 	// settleTimeout bounds step 5. Released probes exit at once (the
 	// sleeper within sleepStep), so this is only reached if something is
 	// badly wrong; the check then fails.

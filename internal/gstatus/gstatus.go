@@ -45,7 +45,7 @@
 // it and waits. Until the check has passed, On reports false and every
 // Read returns Unknown, so callers use their fallback meanwhile. A check
 // that runs out of time (a machine too busy to run the probes) is tried
-// again by a later Start, up to maxTries in all; one that finds no layout,
+// again by a later Start, later each time; one that finds no layout,
 // or an ambiguous one, leaves the reader off for the life of the process.
 //
 // # When the reader is off
@@ -120,13 +120,14 @@ func (s Status) String() string {
 // to the check.
 const envVar = "STEAL_GSTATUS"
 
-// maxTries is how many checks may run out of time before the reader stays
-// off: a machine busy enough to starve the probes for the check's time
-// bound (see check.go) is likely to be less busy a little later. The
-// n-th retry comes retryAfter << n after the failure.
+// A check that runs out of time (its probes did not get a CPU within the
+// check's bound: see check.go) proves nothing, and a machine that busy is
+// likely to be less busy later: the n-th such check is followed by
+// another, at the next Start, no sooner than retryAfter << n later (at
+// most retryMax).
 const (
-	maxTries   = 3
 	retryAfter = time.Second
+	retryMax   = time.Minute
 )
 
 // The reader's states (state).
@@ -258,9 +259,9 @@ func decide() {
 			on.Store(!testOff.Load())
 			return
 		}
-		if errors.Is(err, errTimeout) && tries+1 < maxTries {
-			tries++
-			retryAt.Store(time.Now().Add(retryAfter << tries).UnixNano())
+		if errors.Is(err, errTimeout) {
+			tries = min(tries+1, 6)
+			retryAt.Store(time.Now().Add(min(retryAfter<<tries, retryMax)).UnixNano())
 			state.Store(stateUndecided)
 			return
 		}

@@ -106,6 +106,24 @@ type stuckWorker struct {
 	since uint32 // nanotime >> 10, as in worker.still
 }
 
+// detachLongest detaches the k workers of stuck that have stood still
+// longest, and returns how many it detached (a worker that moved on
+// meanwhile is not: Pool.detach checks its seq). It reorders stuck.
+func (p *Pool) detachLongest(stuck []stuckWorker, k int) (detached int) {
+	// A few workers: insertion sort, oldest first.
+	for i := 1; i < len(stuck); i++ {
+		for j := i; j > 0 && int32(stuck[j].since-stuck[j-1].since) < 0; j-- {
+			stuck[j], stuck[j-1] = stuck[j-1], stuck[j]
+		}
+	}
+	for _, s := range stuck[:min(k, len(stuck))] {
+		if p.detach(s.w, detachMonitor, s.seq) {
+			detached++
+		}
+	}
+	return detached
+}
+
 // awakeIdle returns the number of p's workers awake and looking for work.
 func (p *Pool) awakeIdle() int { return p.sleep.Load().AwakeIdle() }
 
@@ -149,18 +167,7 @@ func (p *Pool) checkStuck(active []*worker, self *worker, now int64) (detached, 
 	if k == 0 {
 		return 0, fresh
 	}
-	// The k that have stood still longest (a few workers: insertion sort).
-	for i := 1; i < len(stuck); i++ {
-		for j := i; j > 0 && int32(stuck[j].since-stuck[j-1].since) < 0; j-- {
-			stuck[j], stuck[j-1] = stuck[j-1], stuck[j]
-		}
-	}
-	for _, s := range stuck[:min(k, len(stuck))] {
-		if p.detach(s.w, detachMonitor, s.seq) {
-			detached++
-		}
-	}
-	if detached == 0 {
+	if detached = p.detachLongest(stuck, k); detached == 0 {
 		return 0, fresh
 	}
 	p.counts.handedOff[handOffOffCPU].Add(uint64(detached))

@@ -66,6 +66,14 @@ const (
 	// (see worker.takeInjected).
 	injectHigh = 2 * injectBatch
 
+	// unprovenWait: where statuses are not read, how long every attached
+	// worker must have stood still before those the runtime's counts show
+	// off a processor, but cannot show blocked, are handed on
+	// (monitor.handOffOffProc). Longer than the Go scheduler's time slice
+	// (10 ms), so that a worker that merely waits its turn for a CPU is
+	// seldom replaced.
+	unprovenWait = 20 * time.Millisecond
+
 	// spareLinger is how long a goroutine that left its slot waits to be
 	// given another before it exits (spare.go): long enough that a
 	// service's waves of blocking tasks reuse the same goroutines, short

@@ -52,8 +52,10 @@ import (
 // runnable goroutines prove off the CPU is handed on at once, by the
 // monitor or a poster, and when every attached worker is, the pool ramps
 // up as with statuses read. A worker the counts cannot prove off the CPU
-// (every CPU is busy, or the collector marks) is handed on after the same
-// bound as a worker that no status read counts as blocked (handOffLong).
+// (every CPU is busy, or the collector marks) is handed on after
+// unprovenWait when the counts show it off a processor
+// (handOffOffProc), and otherwise after the same bound as a worker that
+// no status read counts as blocked (handOffLong).
 //
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
@@ -318,9 +320,51 @@ func (m *monitor) pace() {
 func (m *monitor) handOffStuck() {
 	n, fresh := m.p.checkStuck(m.active, nil, m.now)
 	m.yieldNext = fresh > 0 && !m.flowing
-	if n == 0 {
+	if n == 0 && m.handOffOffProc() == 0 {
 		m.handOffLong()
 	}
+}
+
+// handOffOffProc is the fallback's hand-off of workers that the counts
+// cannot prove blocked but can prove off a processor: when every attached
+// worker has stood still, and those that have for unprovenWait outnumber
+// the processors running Go code (but the monitor's), the excess is
+// blocked or waits for a CPU behind goroutines that keep every processor
+// busy, and the longest-standing of them are handed on (not while the
+// collector marks). Either way another goroutine takes the queue on, as
+// errgroup's would have, after unprovenWait instead of runWait; a worker
+// whose thread the system does not run holds a running processor and is
+// not counted, so CPU-bound work on more processors than CPUs does not
+// grow the pool. It returns how many it handed on.
+func (m *monitor) handOffOffProc() int {
+	p := m.p
+	if m.stuck < len(m.active) {
+		return 0
+	}
+	var buf [16]stuckWorker
+	long := buf[:0]
+	for _, w := range m.active {
+		if w.mon.gen == m.gen && w.mon.since != m.now && m.now-w.mon.since >= int64(unprovenWait) && w.mon.seq&1 == 1 {
+			long = append(long, stuckWorker{w: w, seq: w.mon.seq, since: uint32(w.mon.since >> 10)})
+		}
+	}
+	if len(long) == 0 {
+		return 0
+	}
+	c, ok := m.counts.Read()
+	if !ok || c.Marking {
+		return 0
+	}
+	k := len(long) - (c.Running - 1)
+	if k <= 0 {
+		return 0
+	}
+	detached := p.detachLongest(long, k)
+	if detached > 0 {
+		p.counts.handedOff[handOffStuck].Add(uint64(detached))
+		p.spawnUpTo(detached)
+	}
+	return detached
 }
 
 // handOffKnown is a tick's hand-off when the workers' statuses are read

@@ -72,7 +72,7 @@ type signals struct {
 
 // offCPU returns how many of stuck workers the runtime's counts prove off
 // the CPU (see above), or 0 when they cannot be read (another goroutine
-// reads them, or rtcount cannot) or the collector marks. idle is the
+// reads them, or rtcount cannot) or the collector marks. idle reports the
 // number of the pool's workers known to be running or runnable without
 // being stuck: awake and looking for work. The cheap read of the running
 // and runnable goroutines comes first; only when it proves some worker

@@ -240,14 +240,16 @@ func (m *monitor) busy() bool {
 	p := m.p
 	if m.queued != 0 && p.sleep.Load().Inactive() == 0 {
 		m.quiet = 0
-		if m.flowing {
+		if statusOn() && m.flowing {
 			// Saturated, but every worker has started two tasks or
 			// more since the last tick (one that started only one may
-			// be blocked in it): the work flows. The posters check the
-			// workers themselves (statuses, or the fallback's counts)
-			// and hand a blocked one on, so the monitor naps longer
-			// each such tick, and posts stop kicking it (watch) until a
-			// tick finds the work slower.
+			// be blocked in it): the work flows. The posters read the
+			// workers' statuses themselves and hand a blocked one on,
+			// so the monitor naps longer each such tick, and posts stop
+			// kicking it (watch) until a tick finds the work slower.
+			// (Not on the fallback: there, a worker that blocks while
+			// the CPUs are busy is handed on by the monitor's bounds
+			// alone, which its ticks measure.)
 			p.flowing.Store(true)
 			m.period = min(2*m.period, watchDoze)
 		} else {
@@ -302,12 +304,19 @@ func (m *monitor) fill() {
 // read (yieldNext): it yields unless the CPUs are saturated (then the
 // timer is on time, and yielding would take CPU from others) or the work
 // flows (then nothing needs the tick on time: see busy).
-func (m *monitor) pace() {
-	// Counting ourselves: we hold a P, and every other P runs a
-	// goroutine, or a goroutine waits for one. (Counts that cannot be
-	// read count as saturated CPUs: the timer then.)
+func (m *monitor) pace() { m.yieldNext = m.cpusFree() }
+
+// cpusFree reports whether the monitor would not take a CPU from anyone
+// by yielding for its next tick: the work does not flow (see busy), and
+// the CPUs are not saturated. Counting ourselves: we hold a P, and every
+// other P runs a goroutine, or a goroutine waits for one. (Counts that
+// cannot be read count as saturated CPUs: the timer then.)
+func (m *monitor) cpusFree() bool {
+	if m.flowing {
+		return false
+	}
 	running, runnable, ok := m.counts.Running()
-	m.yieldNext = ok && (running < m.procs || runnable == 0) && !m.flowing
+	return ok && (running < m.procs || runnable == 0)
 }
 
 // handOffStuck is the fallback's hand-off, where statuses are not read:
@@ -319,7 +328,7 @@ func (m *monitor) pace() {
 // come in between.
 func (m *monitor) handOffStuck() {
 	n, fresh := m.p.checkStuck(m.active, nil, m.now)
-	m.yieldNext = fresh > 0 && !m.flowing
+	m.yieldNext = fresh > 0 && m.cpusFree()
 	if n == 0 && m.handOffOffProc() == 0 {
 		m.handOffLong()
 	}
@@ -330,8 +339,9 @@ func (m *monitor) handOffStuck() {
 // worker has stood still, and those that have for unprovenWait outnumber
 // the processors running Go code (but the monitor's), the excess is
 // blocked or waits for a CPU behind goroutines that keep every processor
-// busy, and the longest-standing of them are handed on (not while the
-// collector marks). Either way another goroutine takes the queue on, as
+// busy, or, while the collector marks, parked in an assist for that
+// long; the longest-standing of them are handed on. Either way another
+// goroutine takes the queue on, as
 // errgroup's would have, after unprovenWait instead of runWait; a worker
 // whose thread the system does not run holds a running processor and is
 // not counted, so CPU-bound work on more processors than CPUs does not
@@ -351,11 +361,11 @@ func (m *monitor) handOffOffProc() int {
 	if len(long) == 0 {
 		return 0
 	}
-	c, ok := m.counts.Read()
-	if !ok || c.Marking {
+	running, _, ok := m.counts.Running()
+	if !ok {
 		return 0
 	}
-	k := len(long) - (c.Running - 1)
+	k := len(long) - (running - 1)
 	if k <= 0 {
 		return 0
 	}

@@ -155,9 +155,12 @@ func detachedFor(why uint32) int {
 	return n
 }
 
-// goFrom gives g n tasks f (n a multiple of 4): all from the calling
+// goFrom gives g n tasks f: all from the calling
 // goroutine when from is "outside", into the injector; or, when from is
-// "inside", n/4 each from 4 tasks of g, onto their workers' deques.
+// "inside", from tasks of g, onto their workers' deques: at least 4 of
+// them, and enough that none submits more than 1,000 (a submitting task
+// is a task like any other, and one that ran for tens of milliseconds
+// could be handed on as a task that runs long).
 func goFrom(g *Group, from string, n int, f func() error) {
 	switch from {
 	case "outside":
@@ -165,9 +168,11 @@ func goFrom(g *Group, from string, n int, f func() error) {
 			g.Go(f)
 		}
 	case "inside":
-		for range 4 {
+		submitters := max(4, (n+999)/1000)
+		for i := range submitters {
+			share := n/submitters + btoi(i < n%submitters)
 			g.Go(func() error {
-				for range n / 4 {
+				for range share {
 					g.Go(f)
 				}
 				return nil
@@ -176,6 +181,14 @@ func goFrom(g *Group, from string, n int, f func() error) {
 	default:
 		panic("goFrom: from is neither outside nor inside: " + from)
 	}
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // fibGroup is fork-join recursion with a nested group per call.

@@ -339,9 +339,9 @@ func (m *monitor) handOffStuck() {
 // worker has stood still, and those that have for unprovenWait outnumber
 // the processors running Go code (but the monitor's), the excess is
 // blocked or waits for a CPU behind goroutines that keep every processor
-// busy, or, while the collector marks, parked in an assist for that
-// long; the longest-standing of them are handed on. Either way another
-// goroutine takes the queue on, as
+// busy, and the longest-standing of them are handed on (not while the
+// collector marks: a worker parked in an assist is released when the
+// mark ends). Either way another goroutine takes the queue on, as
 // errgroup's would have, after unprovenWait instead of runWait; a worker
 // whose thread the system does not run holds a running processor and is
 // not counted, so CPU-bound work on more processors than CPUs does not
@@ -361,11 +361,11 @@ func (m *monitor) handOffOffProc() int {
 	if len(long) == 0 {
 		return 0
 	}
-	running, _, ok := m.counts.Running()
-	if !ok {
+	c, ok := m.counts.Read()
+	if !ok || c.Marking {
 		return 0
 	}
-	k := len(long) - (running - 1)
+	k := len(long) - (c.Running - 1)
 	if k <= 0 {
 		return 0
 	}

@@ -44,15 +44,7 @@ func BenchmarkGCStorm(b *testing.B) {
 func benchStorm(b *testing.B, procs int, work string, newGroup func() benchGroup) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	defer debug.SetGCPercent(debug.SetGCPercent(20))
-	var stop atomic.Bool
-	stormDone := make(chan struct{})
-	go func() {
-		defer close(stormDone)
-		for !stop.Load() {
-			runtime.GC()
-		}
-	}()
-	defer func() { stop.Store(true); <-stormDone }()
+	defer testkit.CollectAlways()()
 	rounds := benchTinyRounds()
 	var ran atomic.Int64
 	// Counted from an idle pool: the workers of the rows before would

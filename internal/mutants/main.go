@@ -119,8 +119,8 @@ var (
 		[]string{"-run", "TestCollectorWaitIsNotBlocked|TestRuntimeSemaphoreIsNotBlocked", "./internal/gstatus"}, nil}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
-	gcStorm = check{"sched: CPU-bound workers beside a storm of collections are never handed on, and the pool stays small",
-		[]string{"-run", "TestHandOffGCStorm", "./internal/sched"}, nil}
+	offCPUProof = check{"sched: the fallback's proof that workers are off the CPU, rule by rule",
+		[]string{"-run", "TestOffCPUProof", "./internal/sched"}, nil}
 	statusFirstUse = check{"sched: the status check starts at the pool's first saturation, in a process of its own",
 		[]string{"-run", "TestStatusStartsAtSaturation", "./internal/sched"}, nil}
 	gstatusSearch = check{"gstatus: the search finds each field once, and fails on none or several",
@@ -632,15 +632,22 @@ var mutants = []mutant{
 		name:  "counts-never-prove",
 		bug:   "the fallback's counts never prove a worker off the CPU: only the monitor's long bound hands blocked workers on",
 		file:  "internal/sched/fallback.go",
-		edits: []edit{{"\treturn max(k, 0)\n", "\treturn 0 * max(k, 0)\n"}},
+		edits: []edit{{"\treturn k\n}\n", "\treturn 0 * k\n}\n"}},
 		check: statusPoster,
 	},
 	{
 		name:  "counts-while-marking",
 		bug:   "the fallback counts while the collector marks: a worker parked in an assist looks off the CPU",
 		file:  "internal/sched/fallback.go",
-		edits: []edit{{"\tif c.Marking {\n", "\tif false && c.Marking {\n"}},
-		check: gcStorm,
+		edits: []edit{{"\tif c.Marking || k <= 0 {\n", "\tif k <= 0 {\n"}},
+		check: offCPUProof,
+	},
+	{
+		name:  "counts-proof-at-once",
+		bug:   "the fallback acts on a proof at once: a worker waiting for the collector to start a cycle looks off the CPU",
+		file:  "internal/sched/fallback.go",
+		edits: []edit{{"\tif s.proofAt == 0 || s.proofStops != c.Stops {\n", "\tif false {\n"}},
+		check: offCPUProof,
 	},
 	{
 		name:  "status-check-at-first-go",

@@ -22,6 +22,7 @@ package rtcount
 import (
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -30,7 +31,7 @@ const (
 	nameRunning   = "/sched/goroutines/running:goroutines"
 	nameRunnable  = "/sched/goroutines/runnable:goroutines"
 	nameCycles    = "/gc/cycles/total:gc-cycles"
-	namePauses    = "/sched/pauses/total/gc:seconds"
+	nameStops     = "/sched/pauses/stopping/gc:seconds"
 	nameProcs     = "/sched/gomaxprocs:threads"
 	nameNoSuchOne = "/rtcount/no-such-metric:events"
 )
@@ -76,20 +77,44 @@ type Counts struct {
 	// Runnable is the number of goroutines ready to run and waiting for a
 	// processor, in every run queue.
 	Runnable int
-	// Marking reports that the collector may be marking: it has stopped
-	// the world an odd number of times, or more than twice, beyond twice
-	// its completed cycles (a cycle stops it once before marking and
-	// once after, and a mark that the runtime restarts once more). Right
-	// after a mark ends, until the runtime counts that stop, the count is
-	// one short, which reads as not marking, which is so.
+	// Marking reports that the collector may be marking. A cycle stops
+	// the world once before it marks and once after; the runtime counts
+	// each stop while the world is stopped, and the cycle as completed
+	// during the stop after marking, so no goroutine runs between a count
+	// and the state it counts: outside marking, the stops are twice the
+	// completed cycles. A mark the runtime restarts (it may, when work
+	// turns up at the stop that was to end it) stops the world once more
+	// for good. The Reader learns of such an excess when every Read for
+	// at least two completed cycles and markLimit has found more stops
+	// than it knew of (it reads as marking until then), and unlearns it
+	// when a Read finds fewer.
 	Marking bool
+	// Stops is the number of times the collector has stopped the world:
+	// it changes at every transition into and out of marking.
+	Stops uint64
 }
 
 // A Reader reads Counts. Its zero value is ready to use. A Reader is not
 // safe for concurrent use: its samples are reused.
 type Reader struct {
 	samples []sample
+	// excess is the stops the Reader knows of beyond twice the cycles
+	// outside marking: the marks the runtime restarted (see
+	// Counts.Marking).
+	excess int64
+	// Since every Read found more stops than that: the time and the
+	// cycles of the first such Read (zero time: the last Read did not),
+	// and the least excess found since.
+	moreSince  time.Time
+	moreCycles uint64
+	moreLeast  int64
 }
+
+// markLimit: how long every Read must find stops beyond what the Reader
+// knows of (and two cycles complete meanwhile) for it to take them as
+// marks the runtime restarted. A mark longer than that, with two cycles
+// completed meanwhile, is not a mark: cycles complete only after marking.
+const markLimit = 100 * time.Millisecond
 
 // verified is the outcome of the check of the layout, made by the first
 // Read in the process.
@@ -98,7 +123,7 @@ var verified = sync.OnceValue(check)
 // check reads metrics whose values are known by other means and reports
 // whether the runtime wrote them where and as this package reads them.
 func check() bool {
-	s := []sample{{name: nameProcs}, {name: nameNoSuchOne}, {name: namePauses}, {name: nameRunning}}
+	s := []sample{{name: nameProcs}, {name: nameNoSuchOne}, {name: nameStops}, {name: nameRunning}}
 	// Sentinels: the runtime must overwrite each kind.
 	for i := range s {
 		s[i].value.kind = -1
@@ -122,7 +147,7 @@ func (r *Reader) Read() (Counts, bool) {
 		return Counts{}, false
 	}
 	if r.samples == nil {
-		r.samples = []sample{{name: nameRunning}, {name: nameRunnable}, {name: nameCycles}, {name: namePauses}}
+		r.samples = []sample{{name: nameRunning}, {name: nameRunnable}, {name: nameCycles}, {name: nameStops}}
 	}
 	read(r.samples)
 	c := Counts{Running: int(r.samples[0].value.scalar), Runnable: int(r.samples[1].value.scalar)}
@@ -132,8 +157,32 @@ func (r *Reader) Read() (Counts, bool) {
 			stops += n
 		}
 	}
-	c.Marking = int64(stops)-2*int64(r.samples[2].value.scalar) > 0
+	c.Stops = stops
+	c.Marking = r.marking(int64(stops)-2*int64(r.samples[2].value.scalar), r.samples[2].value.scalar)
 	return c, true
+}
+
+// marking tells from excess, the stops beyond twice the completed cycles,
+// whether the collector may be marking, and learns or unlearns the marks
+// the runtime restarted (see Counts.Marking).
+func (r *Reader) marking(excess int64, cycles uint64) bool {
+	switch {
+	case excess <= r.excess:
+		// Fewer stops than the Reader knew of can only be an excess it
+		// learned wrongly: it took for restarted marks the stops of
+		// marks it happened to read during, every time.
+		r.excess = excess
+		r.moreSince = time.Time{}
+	case r.moreSince.IsZero():
+		r.moreSince, r.moreCycles, r.moreLeast = time.Now(), cycles, excess
+	default:
+		r.moreLeast = min(r.moreLeast, excess)
+		if cycles-r.moreCycles >= 2 && time.Since(r.moreSince) >= markLimit {
+			r.excess = r.moreLeast
+			r.moreSince = time.Time{}
+		}
+	}
+	return excess > r.excess
 }
 
 // Running returns only the number of processors running Go code and of
@@ -144,7 +193,7 @@ func (r *Reader) Running() (running, runnable int, ok bool) {
 		return 0, 0, false
 	}
 	if r.samples == nil {
-		r.samples = []sample{{name: nameRunning}, {name: nameRunnable}, {name: nameCycles}, {name: namePauses}}
+		r.samples = []sample{{name: nameRunning}, {name: nameRunnable}, {name: nameCycles}, {name: nameStops}}
 	}
 	read(r.samples[:2])
 	return int(r.samples[0].value.scalar), int(r.samples[1].value.scalar), true

@@ -24,30 +24,36 @@ import (
 // more than that. The 1 is the goroutine that reads the counts: it runs;
 // idle are the pool's workers awake and looking for work, which are
 // running or runnable and not stuck (read before and after the counts,
-// the smaller of the two). checkStuck hands on the k that have stood
-// still longest, at once, and, when every other attached worker is
-// proven off the CPU, ramps up as the status reads do (a fan-out of
-// blocking calls). A worker stands still when two looks at least
-// stillGap apart found it in the same task (the marks in worker.still,
-// shared by every looker).
+// the smaller of the two). When a check at least stillGap later makes the
+// proof again (signals.offCPU), checkStuck hands on the k that have stood
+// still longest and, when every other attached worker is proven off the
+// CPU, ramps up as the status reads do (a fan-out of blocking calls). A
+// worker stands still when two looks at least stillGap apart found it in
+// the same task (the marks in worker.still, shared by every looker).
 //
 // The bound holds whatever else the process runs: a worker that waits for
 // a CPU is runnable, one whose thread the operating system does not run
 // still holds a running P, and the counts of other goroutines only make k
-// smaller. Two things can make a worker look off the CPU without being
-// blocked, and both are the garbage collector's:
+// smaller. But off the CPU is not always blocked: the garbage collector
+// parks goroutines that allocate, for as long as it needs,
 //
-//   - a goroutine that allocates while the collector marks may have to
-//     wait for it (an assist), parked;
-//   - while the world is stopped, no P runs (but then neither does the
-//     goroutine that reads the counts).
+//   - while it marks, in an assist, until other goroutines have done
+//     enough of the marking or the mark ends;
+//   - while it starts a cycle, on its semaphores, until the world has
+//     stopped and started again; and while it ends one, after the world
+//     has started again, until every processor has flushed its caches.
 //
-// So checkStuck does not count while the collector marks (rtcount.Counts
-// says how that is read). A worker parked in an assist is released when
+// So nothing counts while the collector marks (rtcount.Counts says how
+// that is read), nor a proof that the collector stopped the world since
+// the check before made it. A worker parked in an assist is released when
 // the mark ends, so a check made between two cycles sees it running or
 // runnable; a storm of collections leaves such moments between every two
 // cycles, and the monitor's bound (watchdog.go: handOffLong) covers a
-// task that stands still through all of them.
+// task that stands still through all of them. A cycle that takes longer
+// than stillGap to start (its goroutine waits for a CPU: more processors
+// than CPUs, a busy machine) can still get a waiting worker handed on:
+// statuses tell that wait from a block, the counts cannot. It costs the
+// pool a goroutine until the task ends, as a blocking task would.
 //
 // Checks are made by the posters that find the pool saturated, as with
 // statuses read (Pool.saturated, worker.foundWork), at most one per
@@ -62,40 +68,99 @@ import (
 // task that waits often and briefly is not handed on for it.
 const stillGap = 50 * time.Microsecond
 
-// signals reads the runtime's counts for the fallback (package rtcount);
-// one reader at a time (a Reader reuses its samples), the others skip a
-// check meanwhile.
+// signals reads the runtime's counts for the pool (package rtcount): the
+// fallback's checks, and the monitor's pace and bounds. One reader at a
+// time: a Reader reuses its samples, and the runtime serializes its reads
+// of metrics on a semaphore, which parks a goroutine that finds it taken;
+// a worker parked there in the middle of a task (a Go in a task checks
+// the workers) would look off the CPU to the reader that holds it. So the
+// posters skip a check while another goroutine reads (offCPU), and the
+// monitor waits for its turn (read, running).
 type signals struct {
 	mu sync.Mutex
 	r  rtcount.Reader
+	// src, when not nil, stands in for r: the tests' counts.
+	src countSource
+	// The proof offCPU waits to see made again (see there): when it was
+	// made (0: none) and the collector's stops then.
+	proofAt    int64
+	proofStops uint64
+}
+
+// countSource is what signals reads: an rtcount.Reader, or the tests' stand-in.
+type countSource interface {
+	Read() (rtcount.Counts, bool)
+	Running() (running, runnable int, ok bool)
+}
+
+// counts returns the source of the counts. s.mu is held.
+func (s *signals) counts() countSource {
+	if s.src != nil {
+		return s.src
+	}
+	return &s.r
+}
+
+// read reads every count, waiting for another reader to finish.
+func (s *signals) read() (rtcount.Counts, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts().Read()
+}
+
+// running reads the running and runnable counts, waiting for another
+// reader to finish.
+func (s *signals) running() (running, runnable int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts().Running()
 }
 
 // offCPU returns how many of stuck workers the runtime's counts prove off
 // the CPU (see above), or 0 when they cannot be read (another goroutine
 // reads them, or rtcount cannot) or the collector marks. idle reports the
 // number of the pool's workers known to be running or runnable without
-// being stuck: awake and looking for work. The cheap read of the running
-// and runnable goroutines comes first; only when it proves some worker
-// off the CPU are all the counts read again, the collector's with them, so
-// that the proof and the collector's state are of one moment.
-func (s *signals) offCPU(stuck int, idle func() int) int {
+// being stuck: awake and looking for work. now is the time of the check.
+//
+// The cheap read of the running and runnable goroutines comes first; only
+// when it proves some worker off the CPU are all the counts read again,
+// the collector's with them, so that the proof and the collector's state
+// are of one moment. And a proof counts only when a check at least
+// stillGap later makes it again, with no stop of the world for the
+// collector in between: besides its assists, the collector blocks
+// goroutines that allocate while it starts a cycle (they wait on its
+// semaphores until the world has stopped and started again) and while it
+// ends one (the world has started, but the cycle holds its semaphore
+// until every processor has flushed its caches), both outside marking;
+// such a wait ends with a stop, or soon after one.
+func (s *signals) offCPU(stuck int, idle func() int, now int64) int {
 	if !s.mu.TryLock() {
 		return 0
 	}
 	defer s.mu.Unlock()
+	src := s.counts()
 	a := idle()
-	running, runnable, ok := s.r.Running()
+	running, runnable, ok := src.Running()
 	if !ok || stuck-(running-1)-runnable+min(a, idle()) <= 0 {
+		s.proofAt = 0
 		return 0
 	}
-	c, _ := s.r.Read()
-	if c.Marking {
-		return 0
-	}
+	c, _ := src.Read()
 	// The awake idle workers, read before and after the counts: one awake
 	// at both reads was running or runnable at the counts' moment.
 	k := stuck - (c.Running - 1) - c.Runnable + min(a, idle())
-	return max(k, 0)
+	if c.Marking || k <= 0 {
+		s.proofAt = 0
+		return 0
+	}
+	if s.proofAt == 0 || s.proofStops != c.Stops {
+		s.proofAt, s.proofStops = now, c.Stops
+		return 0
+	}
+	if time.Duration(now-s.proofAt) < stillGap {
+		return 0
+	}
+	return k
 }
 
 // stuckWorker is a worker checkStuck found in one task for stillGap or
@@ -163,7 +228,7 @@ func (p *Pool) checkStuck(active []*worker, self *worker, now int64) (detached, 
 	if len(stuck) == 0 {
 		return 0, fresh
 	}
-	k := p.signals.offCPU(len(stuck), p.awakeIdle)
+	k := p.signals.offCPU(len(stuck), p.awakeIdle, now)
 	if k == 0 {
 		return 0, fresh
 	}

@@ -3,7 +3,6 @@ package sched
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -224,14 +223,7 @@ func testGCStorm(t *testing.T, kind int) {
 				testkit.SetProcs(t, procs)
 				defer debug.SetGCPercent(debug.SetGCPercent(1))
 				guardPool(t, func() {
-					var stop atomic.Bool
-					gcDone := make(chan struct{})
-					go func() {
-						defer close(gcDone)
-						for !stop.Load() {
-							runtime.GC()
-						}
-					}()
+					stopStorm := testkit.CollectAlways()
 					var live maxGauge
 					s := startSampler(func() { live.observe(int64(global.live.Load())) })
 					before := handedOff(kind)
@@ -246,15 +238,20 @@ func testGCStorm(t *testing.T, kind int) {
 					goFrom(&g, from, n, tiny)
 					wantNil(t, "Wait()", g.Wait())
 					s.stop()
-					stop.Store(true)
-					<-gcDone
+					stopStorm()
 					if got := ran.Load(); got != int64(n) {
 						t.Errorf("%d of %d tasks ran", got, n)
 					}
 					t.Logf("%d tiny tasks beside a GC storm: at most %d live workers; %d handed on after standing still long, %d ramps",
 						n, live.hi.Load(), handedOff(handOffStuck)-stuckBefore, global.counts.ramps.Load()-rampsBefore)
-					if d := handedOff(kind) - before; d != 0 {
+					// Statuses tell a wait for the collector from a block;
+					// the counts cannot tell it from one outside marking,
+					// which the pool's bound below still covers (see
+					// fallback.go).
+					if d := handedOff(kind) - before; d != 0 && kind == handOffBlocked {
 						t.Errorf("%d workers waiting for the collector handed off as blocked, want none", d)
+					} else if d != 0 {
+						t.Logf("%d workers waiting for the collector outside marking handed off as off the CPU", d)
 					}
 					if hi, most := live.hi.Load(), int64(procs+2); hi > most {
 						t.Errorf("CPU-bound tasks beside a GC storm grew the pool to %d live workers, want ≤ GOMAXPROCS+2 = %d", hi, most)

@@ -3,8 +3,6 @@ package sched
 import (
 	"runtime"
 	"time"
-
-	"github.com/go-steal/steal/internal/rtcount"
 )
 
 // The watchdog is the pool's monitor: it keeps the pool from starving.
@@ -136,9 +134,8 @@ func (p *Pool) watchdog() {
 // fill the pool up to capacity, choose how to wait for the next tick,
 // hand stuck workers on.
 type monitor struct {
-	p      *Pool
-	counts rtcount.Reader // the runtime's counts it reads (pace)
-	timer  *time.Timer
+	p     *Pool
+	timer *time.Timer
 
 	// gen numbers the samples: a worker's marks count only if they are
 	// from the sample before (see sampleStuck).
@@ -315,7 +312,7 @@ func (m *monitor) cpusFree() bool {
 	if m.flowing {
 		return false
 	}
-	running, runnable, ok := m.counts.Running()
+	running, runnable, ok := m.p.signals.running()
 	return ok && (running < m.procs || runnable == 0)
 }
 
@@ -361,7 +358,7 @@ func (m *monitor) handOffOffProc() int {
 	if len(long) == 0 {
 		return 0
 	}
-	c, ok := m.counts.Read()
+	c, ok := m.p.signals.read()
 	if !ok || c.Marking {
 		return 0
 	}
@@ -402,7 +399,7 @@ func (m *monitor) handOffLong() {
 	if m.stuck < len(m.active) {
 		return
 	}
-	if c, ok := m.counts.Read(); ok && c.Marking {
+	if c, ok := m.p.signals.read(); ok && c.Marking {
 		return
 	}
 	detached := 0

@@ -217,6 +217,24 @@ func FanOut(g Goer, n int, then func()) <-chan struct{} {
 	return all
 }
 
+// CollectAlways starts a goroutine that runs the garbage collector again
+// and again (runtime.GC in a loop), a storm of collections, until the
+// returned stop is called; stop returns once the goroutine has.
+func CollectAlways() (stop func()) {
+	var done atomic.Bool
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for !done.Load() {
+			runtime.GC()
+		}
+	}()
+	return func() {
+		done.Store(true)
+		<-exited
+	}
+}
+
 // SetProcs sets GOMAXPROCS to n for the rest of t.
 func SetProcs(t testing.TB, n int) {
 	old := runtime.GOMAXPROCS(n)

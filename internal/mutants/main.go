@@ -644,9 +644,9 @@ var mutants = []mutant{
 	},
 	{
 		name:  "counts-proof-at-once",
-		bug:   "the fallback acts on a proof at once: a worker waiting for the collector to start a cycle looks off the CPU",
+		bug:   "the fallback acts on a proof at once right after the collector stopped the world: a worker waiting for the collector to start a cycle looks off the CPU",
 		file:  "internal/sched/fallback.go",
-		edits: []edit{{"\tif s.proofAt == 0 || s.proofStops != c.Stops {\n", "\tif false {\n"}},
+		edits: []edit{{"\tif s.proofAt == 0 || s.proofAt < s.stopsAt {\n", "\tif false {\n"}},
 		check: offCPUProof,
 	},
 	{

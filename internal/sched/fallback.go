@@ -68,6 +68,10 @@ import (
 // task that waits often and briefly is not handed on for it.
 const stillGap = 50 * time.Microsecond
 
+// settle: for how long after a check finds that the collector stopped the
+// world a proof must be made twice (signals.offCPU).
+const settle = time.Millisecond
+
 // signals reads the runtime's counts for the pool (package rtcount): the
 // fallback's checks, and the monitor's pace and bounds. One reader at a
 // time: a Reader reuses its samples, and the runtime serializes its reads
@@ -81,10 +85,13 @@ type signals struct {
 	r  rtcount.Reader
 	// src, when not nil, stands in for r: the tests' counts.
 	src countSource
-	// The proof offCPU waits to see made again (see there): when it was
-	// made (0: none) and the collector's stops then.
-	proofAt    int64
-	proofStops uint64
+	// The collector's stops at the last full read, and when a read last
+	// found them changed.
+	stops   uint64
+	stopsAt int64
+	// When the proof offCPU waits to see made again was made (see
+	// there), 0 for none.
+	proofAt int64
 }
 
 // countSource is what signals reads: an rtcount.Reader, or the tests' stand-in.
@@ -125,14 +132,18 @@ func (s *signals) running() (running, runnable int, ok bool) {
 // The cheap read of the running and runnable goroutines comes first; only
 // when it proves some worker off the CPU are all the counts read again,
 // the collector's with them, so that the proof and the collector's state
-// are of one moment. And a proof counts only when a check at least
-// stillGap later makes it again, with no stop of the world for the
-// collector in between: besides its assists, the collector blocks
-// goroutines that allocate while it starts a cycle (they wait on its
-// semaphores until the world has stopped and started again) and while it
-// ends one (the world has started, but the cycle holds its semaphore
-// until every processor has flushed its caches), both outside marking;
-// such a wait ends with a stop, or soon after one.
+// are of one moment. And in the settle after a read found that the
+// collector had stopped the world, a proof counts only when a check at
+// least stillGap later makes it again, with no stop in between: besides
+// its assists, the collector blocks goroutines that allocate while it
+// starts a cycle (they wait on its semaphores until the world has stopped
+// and started again) and while it ends one (the world has started, but
+// the cycle holds its semaphore until every processor has flushed its
+// caches), both outside marking; such a wait ends with a stop, or soon
+// after one, and waits for the start of a cycle come close after the end
+// of the last one only when cycles follow each other closely (a storm of
+// collections). Outside the settle a proof counts at once: a task that
+// blocks is handed on a check sooner.
 func (s *signals) offCPU(stuck int, idle func() int, now int64) int {
 	if !s.mu.TryLock() {
 		return 0
@@ -146,6 +157,9 @@ func (s *signals) offCPU(stuck int, idle func() int, now int64) int {
 		return 0
 	}
 	c, _ := src.Read()
+	if c.Stops != s.stops {
+		s.stops, s.stopsAt = c.Stops, now
+	}
 	// The awake idle workers, read before and after the counts: one awake
 	// at both reads was running or runnable at the counts' moment.
 	k := stuck - (c.Running - 1) - c.Runnable + min(a, idle())
@@ -153,8 +167,12 @@ func (s *signals) offCPU(stuck int, idle func() int, now int64) int {
 		s.proofAt = 0
 		return 0
 	}
-	if s.proofAt == 0 || s.proofStops != c.Stops {
-		s.proofAt, s.proofStops = now, c.Stops
+	if time.Duration(now-s.stopsAt) >= settle {
+		return k
+	}
+	if s.proofAt == 0 || s.proofAt < s.stopsAt {
+		// The first proof, or the first since a stop.
+		s.proofAt = now
 		return 0
 	}
 	if time.Duration(now-s.proofAt) < stillGap {

@@ -16,10 +16,11 @@ func (f *fakeCounts) Running() (running, runnable int, ok bool) {
 }
 
 // TestOffCPUProof walks signals.offCPU through the rules of the
-// fallback's proof with counts it is given: who counts as off the CPU,
-// that a proof counts only when a check at least stillGap later makes it
-// again with no stop of the world for the collector in between, and that
-// nothing counts while the collector marks.
+// fallback's proof with counts it is given: who counts as off the CPU;
+// that a proof counts at once, except in the settle after a check found
+// that the collector stopped the world, when it counts only once a check
+// at least stillGap later makes it again with no stop in between; and
+// that nothing counts while the collector marks.
 func TestOffCPUProof(t *testing.T) {
 	var f fakeCounts
 	s := signals{src: &f}
@@ -35,39 +36,49 @@ func TestOffCPUProof(t *testing.T) {
 
 	// Three stuck workers; the checker and one more goroutine run, one
 	// waits for a CPU: at least one stuck worker is off the CPU.
-	f.c = rtcount.Counts{Running: 2, Runnable: 1, Stops: 10}
-	check(now, 3, 0, "a first proof")
-	check(now+gap/2, 3, 0, "the proof made again before stillGap")
-	check(now+gap, 3, 1, "the proof made again after stillGap")
-	check(now+2*gap, 3, 1, "the proof made once more")
+	f.c = rtcount.Counts{Running: 2, Runnable: 1}
+	check(now, 3, 1, "no stop of the collector ever")
 
 	// A worker waiting for a CPU is not off it.
 	f.c.Runnable = 2
-	check(now+3*gap, 3, 0, "every stuck worker but the running ones waits for a CPU")
+	check(now+gap, 3, 0, "every stuck worker but the running ones waits for a CPU")
 	f.c.Runnable = 1
-	check(now+4*gap, 3, 0, "a proof after a check that found none is a first proof")
-	check(now+5*gap, 3, 1, "and counts when made again")
 
 	// An idle worker awake is running or runnable without being stuck,
 	// so one more stuck worker is off the CPU.
 	idle = 1
-	check(now+6*gap, 3, 2, "an idle worker among the running")
+	check(now+2*gap, 3, 2, "an idle worker among the running")
 	idle = 0
 
-	// A stop of the world for the collector between two proofs.
+	// The collector stopped the world: in the settle, twice.
+	now += 3 * gap
+	f.c.Stops = 10
+	check(now, 3, 0, "the first proof after a stop")
+	check(now+gap/2, 3, 0, "the proof made again before stillGap")
+	check(now+gap, 3, 1, "the proof made again after stillGap")
+	check(now+2*gap, 3, 1, "the proof made once more")
+
+	// A stop between two proofs.
 	f.c.Stops++
-	check(now+7*gap, 3, 0, "a proof with the collector stopped the world since the last")
-	check(now+8*gap, 3, 1, "made again without a stop")
+	stop := now + 3*gap
+	check(stop, 3, 0, "a proof with a stop since the last")
+	check(stop+gap, 3, 1, "made again without a stop")
 
 	// The collector marks: nothing counts, and the proof starts over.
 	f.c.Marking = true
-	check(now+9*gap, 3, 0, "while the collector marks")
+	check(stop+2*gap, 3, 0, "while the collector marks")
 	f.c.Marking = false
-	check(now+10*gap, 3, 0, "the first proof after the collector marked")
-	check(now+11*gap, 3, 1, "made again after it")
+	check(stop+3*gap, 3, 0, "the first proof after the collector marked, in the settle")
+	check(stop+4*gap, 3, 1, "made again after it")
+
+	// The settle over: at once again, after a check that proved nothing.
+	f.c.Runnable = 2
+	check(stop+int64(settle), 3, 0, "no proof")
+	f.c.Runnable = 1
+	check(stop+int64(settle)+1, 3, 1, "a first proof after the settle")
 
 	// Another goroutine reads the counts: the check does not wait.
 	s.mu.Lock()
-	check(now+12*gap, 3, 0, "while another goroutine reads the counts")
+	check(stop+2*int64(settle), 3, 0, "while another goroutine reads the counts")
 	s.mu.Unlock()
 }

@@ -155,14 +155,15 @@
 // stood still in one task for 50 µs is handed on once the counts of
 // goroutines running on a processor and waiting for one prove that it is
 // neither (the stuck workers outnumber the goroutines that could be
-// running or waiting for a CPU) at two looks at least 50 µs apart, with
-// no stop of the world for the garbage collector between them, and not
-// while the collector marks, when a CPU-bound worker may be parked
-// helping it. The counts cannot tell a task's own wait from one on the
-// collector at the start or end of a cycle, outside marking: when a
-// cycle takes that long to start (more processors than CPUs, a busy
-// machine), a worker waiting for it may be handed on, and the pool runs
-// one goroutine more until that task returns. A stuck worker
+// running or waiting for a CPU); not while the garbage collector marks,
+// when a CPU-bound worker may be parked helping it, and, within a
+// millisecond of a collection, only when two looks at least 50 µs apart
+// prove it with no stop of the world for the collector between them.
+// The counts cannot tell a task's own wait from one on the collector at
+// the start or end of a cycle: when a cycle takes that long to start
+// (more processors than CPUs, a busy machine), a worker waiting for it
+// may be handed on, and the pool runs one goroutine more until that task
+// returns. A stuck worker
 // the counts cannot prove blocked (every CPU is busy, or the collector
 // marks) is handed on after 20 ms (longer than the Go scheduler's time
 // slice) if no worker has started a task meanwhile and the counts show

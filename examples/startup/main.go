@@ -1,15 +1,18 @@
 // Command startup measures what wsgroup costs a program at start-up, as
-// whole processes: it builds three small programs against this checkout,
+// whole processes: it builds four small programs against this checkout,
 //
-//   - none: an empty main, which imports nothing of wsgroup;
-//   - import: the same with wsgroup imported (and never used);
+//   - none: an empty main, which imports nothing;
+//   - errgroup: the same with golang.org/x/sync/errgroup imported (and
+//     never used): the program before it moves to wsgroup;
+//   - import: the same with wsgroup imported instead (and never used);
 //   - use: one Group, one Go and one Wait in main;
 //
-// runs them in turn (none, import, use, none, ...) -n times each, and
-// prints each one's median and 90th percentile wall time from fork to
-// exit, and the differences of the medians: what importing wsgroup adds
-// to a program that never uses it, and what one Go and Wait add on top.
-// BENCHMARKS.md states the goals and the figures.
+// runs them in turn (none, errgroup, import, use, none, ...) -n times
+// each, and prints each one's median and 90th percentile wall time from
+// fork to exit, and the differences of the medians: what importing
+// wsgroup adds to a program that never uses it, against one that imports
+// nothing and one that imports errgroup, and what one Go and Wait add on
+// top. BENCHMARKS.md states the goals and the figures.
 //
 // Usage, from the repository root:
 //
@@ -29,9 +32,10 @@ import (
 	"time"
 )
 
-// programs are the three mains, by name.
+// programs are the four mains, by name.
 var programs = []struct{ name, src string }{
 	{"none", "package main\n\nfunc main() {}\n"},
+	{"errgroup", "package main\n\nimport _ \"golang.org/x/sync/errgroup\"\n\nfunc main() {}\n"},
 	{"import", "package main\n\nimport _ \"github.com/go-steal/steal/wsgroup\"\n\nfunc main() {}\n"},
 	{"use", `package main
 
@@ -88,8 +92,9 @@ func run(n int) error {
 		med[i] = ts[len(ts)/2]
 		fmt.Printf("| %s | %v | %v |\n", programs[i].name, round(med[i]), round(ts[len(ts)*9/10]))
 	}
-	fmt.Printf("\nimporting wsgroup adds %v to a program that never uses it;\n", round(med[1]-med[0]))
-	fmt.Printf("one Go and Wait in main add %v more\n", round(med[2]-med[1]))
+	fmt.Printf("\nimporting wsgroup adds %v to a program that imports nothing, %v to one that imports errgroup instead;\n",
+		round(med[2]-med[0]), round(med[2]-med[1]))
+	fmt.Printf("one Go and Wait in main add %v more\n", round(med[3]-med[2]))
 	return nil
 }
 
@@ -113,7 +118,7 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// build writes a module with the three mains into dir, requiring this
+// build writes a module with the four mains into dir, requiring this
 // checkout of the library (its go.sum copied, so that nothing is fetched),
 // and builds them; it returns the binaries' paths, in the order of
 // programs.

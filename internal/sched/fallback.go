@@ -23,13 +23,13 @@ import (
 // processors and the runnable goroutines may all be stuck workers, but no
 // more than that. The 1 is the goroutine that reads the counts: it runs;
 // idle are the pool's workers awake and looking for work, which are
-// running or runnable and not stuck (read before and after the counts,
-// the smaller of the two). When a check at least stillGap later makes the
-// proof again (signals.offCPU), checkStuck hands on the k that have stood
-// still longest and, when every other attached worker is proven off the
-// CPU, ramps up as the status reads do (a fan-out of blocking calls). A
-// worker stands still when two looks at least stillGap apart found it in
-// the same task (the marks in worker.still, shared by every looker).
+// running or runnable and not stuck (read before and after the counts, the
+// smaller of the two). When the proof counts (signals.offCPU says when),
+// checkStuck hands on the k that have stood still longest and, when every
+// other attached worker is proven off the CPU, ramps up as the status
+// reads do (a fan-out of blocking calls). A worker stands still when two
+// looks at least stillGap apart found it in the same task (the marks in
+// worker.still, shared by every looker).
 //
 // The bound holds whatever else the process runs: a worker that waits for
 // a CPU is runnable, one whose thread the operating system does not run
@@ -44,16 +44,17 @@ import (
 //     has started again, until every processor has flushed its caches.
 //
 // So nothing counts while the collector marks (rtcount.Counts says how
-// that is read), nor a proof that the collector stopped the world since
-// the check before made it. A worker parked in an assist is released when
-// the mark ends, so a check made between two cycles sees it running or
-// runnable; a storm of collections leaves such moments between every two
-// cycles, and the monitor's bound (watchdog.go: handOffLong) covers a
-// task that stands still through all of them. A cycle that takes longer
-// than stillGap to start (its goroutine waits for a CPU: more processors
-// than CPUs, a busy machine) can still get a waiting worker handed on:
-// statuses tell that wait from a block, the counts cannot. It costs the
-// pool a goroutine until the task ends, as a blocking task would.
+// that is read), and right after a collection a proof counts only when
+// made twice with no stop of the world between (signals.offCPU). A worker
+// parked in an assist is released when the mark ends, so a check made
+// between two cycles sees it running or runnable; a storm of collections
+// leaves such moments between every two cycles, and the monitor's bound
+// (watchdog.go: handOffLong) covers a task that stands still through all
+// of them. A cycle that takes longer than stillGap to start (its goroutine
+// waits for a CPU: more processors than CPUs, a busy machine) can still
+// get a waiting worker handed on: statuses tell that wait from a block,
+// the counts cannot. It costs the pool a goroutine until the task ends, as
+// a blocking task would.
 //
 // Checks are made by the posters that find the pool saturated, as with
 // statuses read (Pool.saturated, worker.foundWork), at most one per

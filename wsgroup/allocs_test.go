@@ -19,16 +19,42 @@ import (
 // TestGoFromWorkerAllocatesNothing: in steady state, Go called inside a task
 // pushes onto the worker's deque in a task record recycled from the
 // worker's free list, and Wait runs the tasks in place: nothing is
-// allocated beyond the caller's closure. One worker (SetLimit(1) on the
-// outer group), so that no steal moves records to another worker's list
-// (with several workers a thief keeps the records of the tasks it stole,
-// and the victim makes new ones: an amortized cost bounded by the steals).
-// AllocsPerRun reports whole allocations per run, so 0 here means fewer
-// than one per 100 calls over 200 runs. It catches a deque whose ring
-// grows and shrinks with each batch (a floor too low for the batch).
+// allocated beyond the caller's closure. One worker (GOMAXPROCS 1, and
+// SetLimit(1) on the outer group), so that no steal moves records to
+// another worker's list (with several workers a thief keeps the records
+// of the tasks it stole, and the victim makes new ones: an amortized cost
+// bounded by the steals). AllocsPerRun reports whole allocations per run,
+// so 0 here means fewer than one per 100 calls over 200 runs. It counts
+// the whole process's allocations, and goroutines of earlier tests may
+// still be winding down, so the test measures up to three times and takes
+// the least: an allocation of Go's own shows in every measurement. It
+// catches a deque whose ring grows and shrinks with each batch (a floor
+// too low for the batch).
 func TestGoFromWorkerAllocatesNothing(t *testing.T) {
-	var allocs float64
+	testkit.SetProcs(t, 1)
+	least := -1.0
+	measured := 0
 	var ran atomic.Int64
+	for least != 0 && measured < 3 {
+		allocs := goFromWorkerAllocs(t, &ran)
+		measured++
+		t.Logf("%.2f allocations per 100 Go calls from a task (and their Wait)", allocs)
+		if least < 0 || allocs < least {
+			least = allocs
+		}
+	}
+	if least != 0 {
+		t.Errorf("Go from a worker allocated %.2f objects per 100 calls in steady state, want 0", least)
+	}
+	if got, want := ran.Load(), int64(measured*100*202); got != want {
+		t.Errorf("%d tasks ran, want %d", got, want)
+	}
+}
+
+// goFromWorkerAllocs is one measurement of TestGoFromWorkerAllocatesNothing;
+// ran counts the tasks that ran.
+func goFromWorkerAllocs(t *testing.T, ran *atomic.Int64) float64 {
+	var allocs float64
 	testkit.Guard(t, func() {
 		var outer wsgroup.Group
 		outer.SetLimit(1)
@@ -51,13 +77,7 @@ func TestGoFromWorkerAllocatesNothing(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	t.Logf("%.2f allocations per 100 Go calls from a task (and their Wait)", allocs)
-	if allocs != 0 {
-		t.Errorf("Go from a worker allocated %.2f objects per 100 calls in steady state, want 0", allocs)
-	}
-	if got := ran.Load(); got != 100*202 {
-		t.Errorf("%d tasks ran, want %d", got, 100*202)
-	}
+	return allocs
 }
 
 // TestGoFromOutsideAllocation: a Go from outside the pool queues its task

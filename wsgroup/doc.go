@@ -138,7 +138,9 @@
 //     a service's waves of blocking tasks run on the same few goroutines.
 //
 // Where the statuses are read: on Linux, on amd64, arm64, 386 and arm,
-// with any Go release on which a check passes. wsgroup states no offset
+// with any Go release on which a check passes; the package builds on
+// every port of Go with the two supported releases, Go 1.26 and Go 1.27,
+// and the check passes on both, on each of those four architectures. wsgroup states no offset
 // in the runtime's goroutine records: the first time the pool is
 // saturated, a check of a few milliseconds, on a goroutine of its own,
 // parks probe goroutines in each of the ways above, finds where each

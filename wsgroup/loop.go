@@ -81,9 +81,7 @@ func For(ctx context.Context, n int, body func(ctx context.Context, i int) error
 // ForEach calls f(ctx, &s[i]) for each element of s, as For calls its body
 // for each index, and returns the first error. f may modify the element.
 // Everything For promises holds, its memory-model clause included, with
-// the elements for the indices. s may be of any length: on 32-bit ports
-// (such as 386 and arm), a slice, and so a loop, has at most math.MaxInt32
-// (2,147,483,647) elements.
+// the elements for the indices.
 func ForEach[E any](ctx context.Context, s []E, f func(ctx context.Context, e *E) error, opts ...LoopOption) error {
 	if f == nil {
 		panic("wsgroup: ForEach called with a nil function")
@@ -96,9 +94,7 @@ func ForEach[E any](ctx context.Context, s []E, f func(ctx context.Context, e *E
 // s[i] at index i, with the first error. When an error is returned, the
 // results of the elements whose f did not run or failed are zero values.
 // Everything For promises holds, its memory-model clause included, with
-// the elements for the indices. s may be of any length: on 32-bit ports
-// (such as 386 and arm), a slice, and so a loop, has at most math.MaxInt32
-// (2,147,483,647) elements.
+// the elements for the indices.
 func Map[E, R any](ctx context.Context, s []E, f func(ctx context.Context, e *E) (R, error), opts ...LoopOption) ([]R, error) {
 	if f == nil {
 		panic("wsgroup: Map called with a nil function")

@@ -143,11 +143,8 @@ func check() bool {
 // runtime/metrics.Read of the same four metrics (a few hundred
 // nanoseconds, under the runtime's scheduler lock).
 func (r *Reader) Read() (Counts, bool) {
-	if !verified() {
+	if !r.ready() {
 		return Counts{}, false
-	}
-	if r.samples == nil {
-		r.samples = []sample{{name: nameRunning}, {name: nameRunnable}, {name: nameCycles}, {name: nameStops}}
 	}
 	read(r.samples)
 	c := Counts{Running: int(r.samples[0].value.scalar), Runnable: int(r.samples[1].value.scalar)}
@@ -189,12 +186,22 @@ func (r *Reader) marking(excess int64, cycles uint64) bool {
 // goroutines waiting for one (see Counts), which is cheaper than Read: the
 // collector's counts are not read. ok is false as for Read.
 func (r *Reader) Running() (running, runnable int, ok bool) {
-	if !verified() {
+	if !r.ready() {
 		return 0, 0, false
+	}
+	read(r.samples[:2])
+	return int(r.samples[0].value.scalar), int(r.samples[1].value.scalar), true
+}
+
+// ready reports whether the counts can be read (see Read), and makes r's
+// samples at its first call: running and runnable first, which Running
+// reads alone.
+func (r *Reader) ready() bool {
+	if !verified() {
+		return false
 	}
 	if r.samples == nil {
 		r.samples = []sample{{name: nameRunning}, {name: nameRunnable}, {name: nameCycles}, {name: nameStops}}
 	}
-	read(r.samples[:2])
-	return int(r.samples[0].value.scalar), int(r.samples[1].value.scalar), true
+	return true
 }

@@ -151,9 +151,13 @@ func (s *signals) offCPU(stuck int, idle func() int, now int64) int {
 	}
 	defer s.mu.Unlock()
 	src := s.counts()
+	// proven is k (see above) for counts read after a: the awake idle
+	// workers, read before and after the counts; one awake at both reads
+	// was running or runnable at the counts' moment.
 	a := idle()
+	proven := func(running, runnable int) int { return stuck - (running - 1) - runnable + min(a, idle()) }
 	running, runnable, ok := src.Running()
-	if !ok || stuck-(running-1)-runnable+min(a, idle()) <= 0 {
+	if !ok || proven(running, runnable) <= 0 {
 		s.proofAt = 0
 		return 0
 	}
@@ -161,23 +165,20 @@ func (s *signals) offCPU(stuck int, idle func() int, now int64) int {
 	if c.Stops != s.stops {
 		s.stops, s.stopsAt = c.Stops, now
 	}
-	// The awake idle workers, read before and after the counts: one awake
-	// at both reads was running or runnable at the counts' moment.
-	k := stuck - (c.Running - 1) - c.Runnable + min(a, idle())
+	k := proven(c.Running, c.Runnable)
 	if c.Marking || k <= 0 {
 		s.proofAt = 0
 		return 0
 	}
-	if time.Duration(now-s.stopsAt) >= settle {
-		return k
-	}
-	if s.proofAt == 0 || s.proofAt < s.stopsAt {
-		// The first proof, or the first since a stop.
-		s.proofAt = now
-		return 0
-	}
-	if time.Duration(now-s.proofAt) < stillGap {
-		return 0
+	if time.Duration(now-s.stopsAt) < settle {
+		if s.proofAt == 0 || s.proofAt < s.stopsAt {
+			// The first proof, or the first since a stop.
+			s.proofAt = now
+			return 0
+		}
+		if time.Duration(now-s.proofAt) < stillGap {
+			return 0
+		}
 	}
 	return k
 }
@@ -190,10 +191,12 @@ type stuckWorker struct {
 	since uint32 // nanotime >> 10, as in worker.still
 }
 
-// detachLongest detaches the k workers of stuck that have stood still
-// longest, and returns how many it detached (a worker that moved on
-// meanwhile is not: Pool.detach checks its seq). It reorders stuck.
-func (p *Pool) detachLongest(stuck []stuckWorker, k int) (detached int) {
+// handOnLongest hands on the k workers of stuck that have stood still
+// longest: detaches them (not one that moved on meanwhile: Pool.detach
+// checks its seq), counts them as handed on for kind, and starts a
+// goroutine in each one's place. It returns how many it handed on, and
+// reorders stuck.
+func (p *Pool) handOnLongest(stuck []stuckWorker, k, kind int) (detached int) {
 	// A few workers: insertion sort, oldest first.
 	for i := 1; i < len(stuck); i++ {
 		for j := i; j > 0 && int32(stuck[j].since-stuck[j-1].since) < 0; j-- {
@@ -204,6 +207,10 @@ func (p *Pool) detachLongest(stuck []stuckWorker, k int) (detached int) {
 		if p.detach(s.w, detachMonitor, s.seq) {
 			detached++
 		}
+	}
+	if detached > 0 {
+		p.counts.handedOff[kind].Add(uint64(detached))
+		p.spawnUpTo(detached)
 	}
 	return detached
 }
@@ -251,11 +258,9 @@ func (p *Pool) checkStuck(active []*worker, self *worker, now int64) (detached, 
 	if k == 0 {
 		return 0, fresh
 	}
-	if detached = p.detachLongest(stuck, k); detached == 0 {
+	if detached = p.handOnLongest(stuck, k, handOffOffCPU); detached == 0 {
 		return 0, fresh
 	}
-	p.counts.handedOff[handOffOffCPU].Add(uint64(detached))
-	p.spawnUpTo(detached)
 	if k >= others {
 		// Every other attached worker is off the CPU: the ramp (see
 		// status.go, handOffBlocked).

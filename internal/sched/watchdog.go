@@ -344,17 +344,11 @@ func (m *monitor) handOffStuck() {
 // not counted, so CPU-bound work on more processors than CPUs does not
 // grow the pool. It returns how many it handed on.
 func (m *monitor) handOffOffProc() int {
-	p := m.p
 	if m.stuck < len(m.active) {
 		return 0
 	}
 	var buf [16]stuckWorker
-	long := buf[:0]
-	for _, w := range m.active {
-		if w.mon.gen == m.gen && w.mon.since != m.now && m.now-w.mon.since >= int64(unprovenWait) && w.mon.seq&1 == 1 {
-			long = append(long, stuckWorker{w: w, seq: w.mon.seq, since: uint32(w.mon.since >> 10)})
-		}
-	}
+	long := m.stoodStill(unprovenWait, buf[:0])
 	if len(long) == 0 {
 		return 0
 	}
@@ -366,12 +360,7 @@ func (m *monitor) handOffOffProc() int {
 	if k <= 0 {
 		return 0
 	}
-	detached := p.detachLongest(long, k)
-	if detached > 0 {
-		p.counts.handedOff[handOffStuck].Add(uint64(detached))
-		p.spawnUpTo(detached)
-	}
-	return detached
+	return m.p.handOnLongest(long, k, handOffStuck)
 }
 
 // handOffKnown is a tick's hand-off when the workers' statuses are read
@@ -395,28 +384,31 @@ func (m *monitor) handOffKnown() {
 // on the fallback, any wait while every CPU is busy), must not hold its
 // slot for ever.
 func (m *monitor) handOffLong() {
-	p := m.p
 	if m.stuck < len(m.active) {
+		return
+	}
+	// Those known blocked were handed on before (detach refuses them now).
+	var buf [16]stuckWorker
+	long := m.stoodStill(runWait, buf[:0])
+	if len(long) == 0 {
 		return
 	}
 	if c, ok := m.p.signals.read(); ok && c.Marking {
 		return
 	}
-	detached := 0
+	m.p.handOnLongest(long, len(long), handOffStuck)
+}
+
+// stoodStill appends to buf the attached workers (m.active) that the
+// monitor's marks show in one task (odd seq) that has not moved for d or
+// longer, and returns it.
+func (m *monitor) stoodStill(d time.Duration, buf []stuckWorker) []stuckWorker {
 	for _, w := range m.active {
-		// In a task (odd seq) that has not moved for runWait; those
-		// known blocked were handed on before (detach refuses them now).
-		if w.mon.gen != m.gen || w.mon.since == m.now || m.now-w.mon.since < int64(runWait) || w.mon.seq&1 == 0 {
-			continue
-		}
-		if p.detach(w, detachMonitor, w.mon.seq) {
-			detached++
+		if w.mon.gen == m.gen && w.mon.since != m.now && m.now-w.mon.since >= int64(d) && w.mon.seq&1 == 1 {
+			buf = append(buf, stuckWorker{w: w, seq: w.mon.seq, since: uint32(w.mon.since >> 10)})
 		}
 	}
-	if detached > 0 {
-		p.counts.handedOff[handOffStuck].Add(uint64(detached))
-		p.spawnUpTo(detached)
-	}
+	return buf
 }
 
 // monMarks are the monitor's marks of one worker, as the runtime's

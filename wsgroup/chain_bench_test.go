@@ -21,6 +21,46 @@ import (
 // -benchtime=200x for 200 chains each (also under -race).
 func BenchmarkChain32(b *testing.B) {
 	const n = 32
+	besideBusyGroups(b, func(g benchGroup) {
+		tasks, first := workload.Chain(n, nil)
+		for _, f := range tasks {
+			g.Go(f)
+		}
+		<-first // not Wait, which could run the tasks itself
+	})
+}
+
+// BenchmarkBarrier32 is 32 tasks that meet at a barrier (each waits until
+// all 32 have arrived), submitted from outside beside the same busy groups
+// as BenchmarkChain32. The barrier is crossed only when every task has had
+// a CPU: the tasks that wait are parked goroutines, readied by the last to
+// arrive, and they run only when the goroutines that hold the Ps let them.
+// Its p50-ns and max-ns show how long a readied goroutine waits beside a
+// busy pool.
+func BenchmarkBarrier32(b *testing.B) {
+	const n = 32
+	besideBusyGroups(b, func(g benchGroup) {
+		var arrived sync.WaitGroup
+		arrived.Add(n)
+		var left sync.WaitGroup
+		left.Add(n)
+		for range n {
+			g.Go(func() error {
+				arrived.Done()
+				arrived.Wait()
+				left.Done()
+				return nil
+			})
+		}
+		left.Wait() // not Wait, which could run the tasks itself
+	})
+}
+
+// besideBusyGroups times one op, a call of round on a new group followed
+// by its Wait, while two goroutines keep groups of CPU-bound tasks flowing
+// on the same implementation, at GOMAXPROCS 1, 2, 4 and 8; it reports the
+// median and the longest op (p50-ns, max-ns).
+func besideBusyGroups(b *testing.B, round func(benchGroup)) {
 	for _, procs := range []int{1, 2, 4, 8} {
 		for _, im := range benchImpls {
 			b.Run(fmt.Sprintf("procs=%d/%s", procs, im.name), func(b *testing.B) {
@@ -44,11 +84,7 @@ func BenchmarkChain32(b *testing.B) {
 				for b.Loop() {
 					start := time.Now()
 					g := im.newGroup()
-					tasks, first := workload.Chain(n, nil)
-					for _, f := range tasks {
-						g.Go(f)
-					}
-					<-first // not Wait, which could run the tasks itself
+					round(g)
 					if err := g.Wait(); err != nil {
 						b.Fatal(err)
 					}

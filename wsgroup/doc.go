@@ -185,6 +185,34 @@
 // so; a Go made meanwhile that finds every worker busy still hands blocked
 // workers on.
 //
+// # Sharing the CPUs
+//
+// An errgroup task ends its goroutine, and every such end lets the Go
+// scheduler run whatever became ready on that processor meanwhile: a
+// goroutine let go at a barrier, a request handler whose reply arrived, one
+// whose sleep is over. wsgroup's workers, and a Wait that runs its group's
+// tasks, run tasks back to back, and the Go scheduler preempts them every
+// 10 ms: a goroutine readied beside a pool that keeps every processor busy
+// waits up to that long for one, where errgroup's would wait for about a
+// task.
+//
+// With STEAL_GIVEWAY=on in the environment (read when the pool starts its
+// first worker), workers and Waits read what waits for their processor in
+// the runtime at the end of each task, and give way: at once when the task
+// made a goroutine ready (a channel send, an unlock, a barrier) or a timer
+// on the processor is due; and at most every 200 µs per processor (longer
+// while the goroutines let in keep it long) when other goroutines wait for
+// it. A goroutine readied by a task beside a busy pool then runs within a
+// task or two. It is off by default, because it still costs the pool's own
+// service shapes up to 84% of their throughput, and with GOMAXPROCS 1 it
+// makes such goroutines wait longer, not shorter (BENCHMARKS.md, "Giving
+// way at task ends", has both sides); [Stats] counts the times a worker or a
+// Wait gave way (GaveWay). It reads the run queues where the statuses are
+// read (Linux on amd64, arm64, 386 and arm), on Go 1.26 and 1.27, whose
+// layout wsgroup knows (checked in its tests against each release's debug
+// information), after a check on the running process; elsewhere the
+// setting does nothing.
+//
 // # Limits
 //
 // SetLimit keeps errgroup's meaning and sizes nothing: it bounds the
@@ -264,4 +292,9 @@
 //     are not read, up to 20 ms a slot while other goroutines keep every
 //     CPU busy: see Blocking tasks), where errgroup's goroutine would
 //     start at once.
+//   - A goroutine that a task or the group itself makes ready (a barrier's
+//     waiters, a Wait's caller) gets its processor when the worker's task
+//     queue runs dry or the Go scheduler next preempts the worker (10 ms),
+//     where errgroup's goroutine ends and lets it run (see Sharing the
+//     CPUs).
 package wsgroup

@@ -8,7 +8,9 @@
 // and so is not using its CPU, from one that is busy or only delayed. It
 // also reads and sets a goroutine's profiler labels, and gives a goroutine
 // the address of its own once that address is proven (labels.go), so that
-// a worker can read them with a load.
+// a worker can read them with a load. And it tells a goroutine what waits
+// for the processor (P) it runs on: goroutines in the P's run queue, a
+// timer due (Contended; queue.go says how, and how that read is proven).
 //
 // # How it works
 //
@@ -272,7 +274,8 @@ func decide() {
 // SetOff turns the reader off (off true) or back on (off false; only
 // possible once a check passed), for tests of other packages that must
 // exercise the fallback. While it is off, On reports false, Self returns
-// the zero Handle and Read returns Unknown, also for Handles taken before.
+// the zero Handle and Read returns Unknown, also for Handles taken before;
+// the queue reader is off with it (QueueOn false, Contended false).
 // The returned restore puts back the state from before the call.
 //
 // SetOff affects the whole process. Tests that call it must not run in
@@ -284,6 +287,7 @@ func SetOff(off bool) (restore func()) {
 	set := func(off bool) {
 		testOff.Store(off)
 		on.Store(!off && state.Load() == stateOn)
+		queueOn.Store(!off && queueProven.Load())
 	}
 	set(off)
 	return func() {

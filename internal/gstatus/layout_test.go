@@ -20,38 +20,8 @@ import (
 // information its linker wrote for runtime.g.
 func TestLayoutMatchesDWARF(t *testing.T) {
 	requireOn(t)
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	dir := t.TempDir()
-	env := append(os.Environ(), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0", "GOFLAGS=", "GOTOOLCHAIN="+runtime.Version())
-	files := map[string]string{
-		"go.mod": "module probe\n\ngo 1.26\n",
-		// runtime/pprof, for its label set's type (see probeLabels).
-		"main.go": "package main\n\nimport (\n\t\"context\"\n\t\"runtime/pprof\"\n)\n\nfunc main() {\n\tpprof.Do(context.Background(), pprof.Labels(\"k\", \"v\"), func(context.Context) { go func() {}() })\n}\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "probe")
-	build := exec.Command(gocmd, "build", "-o", bin, ".")
-	build.Dir, build.Env = dir, env
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// runtime/pprof, for its label set's type (see probeLabels).
+	d := probeDWARF(t, runtime.GOARCH, "package main\n\nimport (\n\t\"context\"\n\t\"runtime/pprof\"\n)\n\nfunc main() {\n\tpprof.Do(context.Background(), pprof.Labels(\"k\", \"v\"), func(context.Context) { go func() {}() })\n}\n")
 	g := findStruct(t, d, "runtime.g")
 	if g.ByteSize < int64(searchBound) {
 		t.Errorf("runtime.g is %d bytes, the search reads up to %d", g.ByteSize, searchBound)
@@ -86,6 +56,100 @@ func TestLayoutMatchesDWARF(t *testing.T) {
 	} else if set, ok := underlying(lm.Field[0].Type).(*dwarf.StructType); !ok || len(set.Field) == 0 || !isSlice(set.Field[0].Type) {
 		t.Errorf("runtime/pprof.labelMap's first field is %v, not a struct whose first field is a slice", lm.Field[0].Type)
 	}
+}
+
+// TestQueueLayoutMatchesDWARF checks the run-queue layouts (queue_read.go)
+// against the debug information that the toolchain that built this test
+// writes, for every architecture with a reader: a program is built for
+// each, not run.
+func TestQueueLayoutMatchesDWARF(t *testing.T) {
+	if _, ok := pLayoutFor(runtime.Version()); !ok {
+		t.Fatalf("no run-queue layout for %s: the queue reader is off on this release", runtime.Version())
+	}
+	for _, arch := range []string{"amd64", "arm64", "386", "arm"} {
+		t.Run(arch, func(t *testing.T) {
+			want := pLayout64
+			if arch == "386" || arch == "arm" {
+				want = pLayout32
+			}
+			d := probeDWARF(t, arch, "package main\n\nimport \"time\"\n\nfunc main() { time.AfterFunc(time.Hour, func() {}).Stop() }\n")
+			ptr := int64(8)
+			if arch == "386" || arch == "arm" {
+				ptr = 4
+			}
+			field := func(st *dwarf.StructType, name string) *dwarf.StructField {
+				for _, f := range st.Field {
+					if f.Name == name {
+						return f
+					}
+				}
+				t.Fatalf("no field %s in %s", name, st.StructName)
+				return nil
+			}
+			check := func(st *dwarf.StructType, name string, at uintptr, size int64) {
+				t.Helper()
+				f := field(st, name)
+				if f.ByteOffset != int64(at) || f.Type.Size() != size {
+					t.Errorf("%s.%s: offset %d, size %d; the layout says %d, %d", st.StructName, name, f.ByteOffset, f.Type.Size(), at, size)
+				}
+			}
+			g, m, p := findStruct(t, d, "runtime.g"), findStruct(t, d, "runtime.m"), findStruct(t, d, "runtime.p")
+			check(g, "m", want.gM, ptr)
+			check(m, "curg", want.mCurg, ptr)
+			check(m, "p", want.mP, ptr)
+			check(p, "status", want.pStatus, 4)
+			check(p, "m", want.pM, ptr)
+			check(p, "runqhead", want.runqHead, 4)
+			check(p, "runqtail", want.runqTail, 4)
+			check(p, "runq", want.runq, runqLen*ptr)
+			check(p, "runnext", want.runnext, ptr)
+			timers := field(p, "timers")
+			ts := findStruct(t, d, "runtime.timers")
+			check(ts, "minWhenHeap", want.minWhenHeap-uintptr(timers.ByteOffset), 8)
+			check(ts, "minWhenModified", want.minWhenModif-uintptr(timers.ByteOffset), 8)
+			if ts.ByteSize != timers.Type.Size() {
+				t.Errorf("runtime.p.timers is %d bytes, runtime.timers %d", timers.Type.Size(), ts.ByteSize)
+			}
+		})
+	}
+}
+
+// probeDWARF builds the program text for GOARCH arch with the toolchain
+// that built this test (the go command fetches it if it is not the local
+// one) and returns the debug information of the binary.
+func probeDWARF(t *testing.T, arch, text string) *dwarf.Data {
+	t.Helper()
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	dir := t.TempDir()
+	env := append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0", "GOFLAGS=", "GOTOOLCHAIN="+runtime.Version())
+	files := map[string]string{
+		"go.mod":  "module probe\n\ngo 1.26\n",
+		"main.go": text,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "probe")
+	build := exec.Command(gocmd, "build", "-o", bin, ".")
+	build.Dir, build.Env = dir, env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // underlying strips typedefs off typ.

@@ -125,6 +125,12 @@ var (
 		[]string{"-run", "TestStatusStartsAtSaturation", "./internal/sched"}, nil}
 	gstatusSearch = check{"gstatus: the search finds each field once, and fails on none or several",
 		[]string{"-run", "TestSearch|TestShiftedLayoutsRejected", "./internal/gstatus"}, nil}
+	fairRules = check{"sched: the rule of giving way at a task end, reading by reading, the budget's back-off, the set of the pool's goroutines",
+		[]string{"-run", "TestGiveWay|TestPoolGoroutineSet", "./internal/sched"}, nil}
+	fairReadied = check{"sched: a goroutine readied by a task beside a busy pool runs within a few tasks",
+		[]string{"-run", "TestReadiedGoroutineRunsSoon", "./internal/sched"}, nil}
+	queueCheck = check{"gstatus: the run-queue check rejects a layout off by a word",
+		[]string{"-run", "TestQueueCheckRejectsWrongLayout", "./internal/gstatus"}, nil}
 	// With the outside Go's poll switched off, a slot that a finishing
 	// task does not pass on (to a parked Go, or to a task set aside) is a
 	// hang; the hang guard's timeout is cut short, and so is the next
@@ -600,6 +606,62 @@ var mutants = []mutant{
 		file:  "internal/sched/watchdog.go",
 		edits: []edit{{"\tlong := m.stoodStill(runWait, buf[:0])\n", "\tlong := m.stoodStill(runWait, buf[:0])[:0]\n"}},
 		check: statusBound,
+	},
+	{
+		name:  "fair-never-readied",
+		bug:   "a task end never sees the goroutines its task readied: they wait for the P's budget",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"\t\ttr.readied = true\n", "\t\ttr.readied = false\n"}},
+		check: fairReadied,
+	},
+	{
+		name:  "fair-ignore-timers",
+		bug:   "a due timer on the P does not make a task end give way",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"if readied || w&gstatus.TimerDue != 0 {", "if readied {"}},
+		check: fairRules,
+	},
+	{
+		name:  "fair-no-budget",
+		bug:   "a task end gives way whenever a goroutine waits in the run queue, budget or not",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"\tif now-pt.at.Load() < b {", "\tif false {"}},
+		check: fairRules,
+	},
+	{
+		name:  "fair-to-idle-workers",
+		bug:   "a task end gives way to a worker between tasks in runnext (one a Go has just woken)",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"if w&gstatus.RunQueue == 0 && idleNext {", "if w&gstatus.RunQueue == 0 && idleNext && false {"}},
+		check: fairRules,
+	},
+	{
+		name:  "fair-no-back-off",
+		bug:   "a P's budget stays at its least whatever the time away (a CPU-bound goroutine ran a time slice)",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"pt.budget.Store(min(max(2*d, pBudget), pBudgetMax))", "pt.budget.Store(pBudget)"}},
+		check: fairRules,
+	},
+	{
+		name:  "fair-no-claim",
+		bug:   "the goroutine that gives way for the budget does not claim the turn: every goroutine on the P gives way after it",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"\tpt.at.Store(now)\n\treturn giveBudget", "\treturn giveBudget"}},
+		check: fairRules,
+	},
+	{
+		name:  "gset-no-shift",
+		bug:   "removing a goroutine from the pool's set empties its word without shifting the entries after it: lookups stop short",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"\t\tif i <= j && (h <= i || h > j) || i > j && h <= i && h > j {", "\t\tif h == 0 && false {"}},
+		check: fairRules,
+	},
+	{
+		name:  "queue-check-no-runq",
+		bug:   "the run-queue check does not check that a go statement's goroutine is in runnext",
+		file:  "internal/gstatus/queue_read.go",
+		edits: []edit{{"ok := same && p != nil && next == uintptr(second) && n >= 1 && n <= runqLen && last == uintptr(first)", "ok := same && p != nil || next == uintptr(second) && n >= 1 && n <= runqLen && last == uintptr(first)"}},
+		check: queueCheck,
 	},
 	{
 		name:  "gstatus-collector-wait-blocked",

@@ -35,6 +35,8 @@
 //     again). A skip-queued group that is canceled drops it instead
 //     (failure.go: skips, drop); a limited group admits it to execute
 //     (startRunning).
+//     When the task's own code returns, the goroutine that ran it notes
+//     whether the task readied a goroutine on its P (turns.body, fair.go).
 //  5. It is counted finished (worker.afterTask, worker.settle): the
 //     group's count goes down (Group.done, group.go), batched for runs of
 //     injected tasks of an unlimited group, and for the tasks of an
@@ -42,6 +44,11 @@
 //     subtracts them all at once). done wakes the goroutines
 //     parked for the count to reach zero or drop below the limit, on the
 //     wait table of waiters.go, and starts a task set aside (unpark).
+//     Then the goroutine that ran it (a worker, or a helping Wait) gives
+//     its P to waiting goroutines if the rule of fair.go says so
+//     (worker.endTurn, turns.due, on package gstatus's reads of the run
+//     queue of the P, whose check the pool's first worker starts when
+//     giving way is on: STEAL_GIVEWAY=on).
 //  6. Group.Wait (wait.go) returns once the count is zero, with the first
 //     error (failure.go: fail, canceled) or the recovered panic raised
 //     again (panic.go: taskPanicked, panicRecord).
@@ -64,7 +71,9 @@
 // goroutines prove it off the CPU (fallback.go), or it stood still for
 // long (watchdog.go); watchdog.go states the progress guarantee this
 // gives. Goroutines that left a slot wait as spares (spare.go) to be
-// given another.
+// given another. When a goroutine that runs tasks lets other goroutines
+// have its P is fair.go (opt-in): at once for what its task readied and a
+// due timer; for the rest, once per budget of the P.
 //
 // # A slot's states
 //
@@ -149,6 +158,11 @@
 //     TestNoRescueRetireLastLook (rescue_test.go); and under every
 //     interleaving of a worker retiring, parking as a spare and being
 //     handed the next slot: TestExploreSched (retire-reuse).
+//   - A goroutine readied by a task beside a busy pool runs within a few
+//     tasks, and the rule of giving way holds reading by reading:
+//     TestReadiedGoroutineRunsSoon, TestGiveWayRules, TestGiveWayBackOff,
+//     TestPoolGoroutineSet (fair_test.go); the run-queue reads and their
+//     check in package gstatus (queue_test.go, layout_test.go).
 //   - Spares are reused, and leave: TestSparesReused (handoff_test.go).
 //   - Workers retire and the watchdog exits by themselves, and no
 //     goroutine leaks: TestPoolRetiresAfterWait, TestPoolRetiresWithoutWait,

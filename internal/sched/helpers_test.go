@@ -140,6 +140,8 @@ func checkRetired(t *testing.T) {
 	if u := len(global.scanned()); u != 0 {
 		t.Errorf("no slot is occupied, but scans cover %d of %d slots", u, len(*global.slots.Load()))
 	}
+	// A goroutine leaves the set as it exits, after it left the spares.
+	testkit.WaitUntil(t, "the pool's set of goroutines empty", func() bool { return poolGs.count() == 0 })
 }
 
 // detachedFor counts the occupied slots detached for why.

@@ -184,6 +184,7 @@ func (p *Pool) startLocked(detached bool) bool {
 		return false
 	}
 	p.countSpawn()
+	startQueue() // the first worker: its task ends read run queues (fair.go)
 	p.occupyLocked(w, detached)
 	// The new worker counts as inactive (looking for work) from now on,
 	// so posters that follow do not start more workers for the same job.

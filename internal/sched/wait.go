@@ -111,10 +111,12 @@ func (w *worker) help(g *Group, own *int64) {
 		if t := w.dq.PopIf(isG); t != nil {
 			w.st.localPops++
 			w.execute(t, own)
+			w.endTurn()
 			continue
 		}
 		if t := w.stealIf(isG); t != nil {
 			w.execute(t, own)
+			w.endTurn()
 			continue
 		}
 		if k := *own; k != 0 {
@@ -187,24 +189,28 @@ func (g *Group) helpOutside() {
 	var c outsideCounts
 	defer global.publishOutside(id, &c) // deferred for Goexit too
 	isG := func(t *task) bool { return t.g.Load() == g }
+	var tr turns
 	for g.count() != 0 {
 		if f := global.inj.unpushIf(g); f.f != nil {
-			g.runOutside(f, &c)
-			continue
+			g.runOutside(f, &c, &tr)
+		} else {
+			t := global.stealFor(isG)
+			if t == nil {
+				return
+			}
+			c.steals++
+			// The record is not recycled: free lists belong to workers.
+			g.runOutside(t.fn, &c, &tr)
 		}
-		t := global.stealFor(isG)
-		if t == nil {
-			return
+		if tr.due() {
+			tr.giveWay(global)
 		}
-		c.steals++
-		// The record is not recycled: free lists belong to workers.
-		g.runOutside(t.fn, &c)
 	}
 }
 
 // runOutside runs f, a task of g that the calling goroutine (not a worker)
 // has taken, and accounts for it; c counts it if it ran.
-func (g *Group) runOutside(f fn, c *outsideCounts) {
+func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns) {
 	if g.skips() {
 		g.drop(nil, false)
 		return
@@ -217,6 +223,7 @@ func (g *Group) runOutside(f fn, c *outsideCounts) {
 		admitted = true
 	}
 	g.callOutside(f, admitted, c)
+	tr.body()
 }
 
 // awaitOutside is waitOutside after a short poll of the count: the tasks

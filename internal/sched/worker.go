@@ -70,6 +70,7 @@ type worker struct {
 	cur     *Group
 	curDone int64
 
+	turns   turns   // for giving way at task ends (fair.go)
 	finds   uint32  // calls of find, for its periodic look at the injector
 	looking bool    // counted inactive in the sleep protocol (between StartLooking and WorkFound or StopLooking)
 	goexit  bool    // a task called runtime.Goexit; run replaces the goroutine
@@ -90,9 +91,17 @@ type worker struct {
 func (w *worker) run(idle sleep.Idle) {
 	clearLabels()
 	p := w.pool
+	me := self()
+	rec := poolGs.add(me)
+	defer poolGs.remove(me) // deferred: a task's Goexit ends the goroutine here
 	self := selfHandle()
 	var sp *spare
-	for w.serve(idle, self) {
+	for {
+		rec.slot.Store(w)
+		if !w.serve(idle, self) {
+			return
+		}
+		rec.slot.Store(nil)
 		if sp == nil {
 			sp = &spare{park: xsync.NewParker()}
 		}
@@ -126,6 +135,7 @@ func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 				if p.surplus() {
 					break // a replacement whose worker is back: retire now
 				}
+				w.endTurn()
 			}
 			w.settle()
 			w.publish()
@@ -403,7 +413,10 @@ func (w *worker) execute(t *task, own *int64) {
 		// Before running a task of another group, which may run long or
 		// block, settle the completions of the previous group, whose Wait
 		// may be waiting for just those.
-		w.settle()
+		if w.curDone != 0 {
+			w.settleNow()
+			w.turns.look() // what it readied is not the task's doing (fair.go)
+		}
 		w.cur = g
 	}
 	if g.skips() {
@@ -423,6 +436,7 @@ func (w *worker) execute(t *task, own *int64) {
 		admitted = true
 	}
 	w.call(f, g, admitted)
+	w.turns.body()
 	w.endTask()
 	w.afterTask(g, admitted, injected, own)
 }

@@ -1,0 +1,265 @@
+package sched
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-steal/steal/internal/gstatus"
+	"github.com/go-steal/steal/internal/testkit"
+)
+
+// Giving way at a task end (fair.go): the rule on given readings, the
+// budget's back-off, the set of the pool's goroutines, and, on the real
+// runtime, a goroutine readied by a task beside a busy pool.
+
+// needQueue skips a test of giving way in a build or process where the run
+// queues are not read (another Go release or architecture, the
+// interleaving explorer, or STEAL_GSTATUS=off).
+func needQueue(t *testing.T) {
+	t.Helper()
+	if err := gstatus.ProveQueue(); err != nil || !gstatus.QueueOn() {
+		t.Skipf("the run queues are not read here: %v", err)
+	}
+}
+
+// TestGiveWayRules walks decide's rule, reading by reading.
+func TestGiveWayRules(t *testing.T) {
+	const now = int64(1) << 40
+	const (
+		next  = gstatus.RunNext
+		queue = gstatus.RunQueue
+		timer = gstatus.TimerDue
+	)
+	for _, c := range []struct {
+		name              string
+		w                 gstatus.Waiters
+		readied, idleNext bool
+		since, budget     int64 // since the P last gave way; its budget (0: never set)
+		want              int
+	}{
+		{"the task readied a goroutine", next, true, false, 0, 0, giveNow},
+		{"the task readied goroutines, one left in the queue", queue, true, true, 0, 0, giveNow},
+		{"a timer is due", timer, false, false, 0, 0, giveNow},
+		{"an idle worker in runnext", next, false, true, 100 * pBudgetMax, 0, keepOn},
+		{"a client in runnext, within the budget", next, false, false, pBudget - 1, 0, keepOn},
+		{"a client in runnext, the budget spent", next, false, false, pBudget, 0, giveBudget},
+		{"the run queue, the budget spent", queue, false, true, pBudget, 0, giveBudget},
+		{"the run queue, within a doubled budget", queue, false, false, 2*pBudget - 1, 2 * pBudget, keepOn},
+		{"the run queue, a doubled budget spent", queue, false, false, 2 * pBudget, 2 * pBudget, giveBudget},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var pt pTurns
+			pt.at.Store(now - c.since)
+			pt.budget.Store(c.budget)
+			tr := turns{contended: clockEvery - 1} // the next contended end reads the clock
+			if got := tr.decide(c.w, c.readied, c.idleNext, &pt, func() int64 { return now }); got != c.want {
+				t.Errorf("decide = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestGiveWayClockEvery: the budget's clock is read at one contended task
+// end in clockEvery, and not at all for what gives way at once.
+func TestGiveWayClockEvery(t *testing.T) {
+	var pt pTurns
+	reads := 0
+	clock := func() int64 { reads++; return 0 }
+	var tr turns
+	for range 10 * clockEvery {
+		tr.decide(gstatus.RunQueue, false, false, &pt, clock)
+		tr.decide(gstatus.TimerDue, true, false, &pt, clock)
+	}
+	if reads != 10 {
+		t.Errorf("%d clock reads in %d contended ends, want 10", reads, 10*clockEvery)
+	}
+}
+
+// TestGiveWayBackOff: the P's budget after a return is twice the time the
+// goroutine was away, within pBudget and pBudgetMax, and counts from the
+// return.
+func TestGiveWayBackOff(t *testing.T) {
+	var pt pTurns
+	var tr turns
+	for _, c := range []struct{ away, want int64 }{
+		{0, pBudget},
+		{pBudget / 2, pBudget},
+		{pBudget, 2 * pBudget},
+		{3 * pBudget, 6 * pBudget},
+		{pBudgetMax / 2, pBudgetMax},
+		{10 * pBudgetMax, pBudgetMax},
+		{1, pBudget},
+	} {
+		tr.returned(&pt, c.away, c.away+7)
+		if got := pt.budget.Load(); got != c.want {
+			t.Errorf("away %d: budget %d, want %d", c.away, got, c.want)
+		}
+		if got := pt.at.Load(); got != c.away+7 {
+			t.Errorf("away %d: the budget counts from %d, want %d", c.away, got, c.away+7)
+		}
+	}
+}
+
+// TestGiveWayClaimsTheTurn: the goroutine that finds the P's budget spent
+// claims the turn at once, so that the goroutines that run on the P while
+// it is away do not give way too.
+func TestGiveWayClaimsTheTurn(t *testing.T) {
+	var pt pTurns
+	now := int64(10 * pBudget)
+	clock := func() int64 { return now }
+	first := turns{contended: clockEvery - 1}
+	if got := first.decide(gstatus.RunQueue, false, false, &pt, clock); got != giveBudget {
+		t.Fatalf("decide = %d with the budget spent, want giveBudget", got)
+	}
+	second := turns{contended: clockEvery - 1}
+	if got := second.decide(gstatus.RunQueue, false, false, &pt, clock); got != keepOn {
+		t.Errorf("decide = %d right after another goroutine gave way on the P, want keepOn", got)
+	}
+}
+
+// TestPoolGoroutineSet: the set finds what was added and not removed,
+// also after many goroutines came and went, and tells a goroutine between
+// tasks from one in a task.
+func TestPoolGoroutineSet(t *testing.T) {
+	var s gset
+	var busy, idle worker
+	busy.seq.Store(3) // in a task
+	idle.seq.Store(4) // between tasks
+	id := func(i int) uintptr { return uintptr(i+1) * 64 }
+	recs := map[int]*gRecord{}
+	for round := range 4 {
+		for i := range 1000 {
+			if s.find(id(i)) == nil {
+				recs[i] = s.add(id(i))
+			}
+		}
+		for i := range 1000 {
+			if i%4 != round {
+				s.remove(id(i))
+			}
+		}
+	}
+	// Goroutines 0..3 mod 4 were each left in by one round, and added
+	// again by the later ones: every one is in.
+	for i := range 1000 {
+		want := i%4 == 3
+		if got := s.find(id(i)) != nil; got != want {
+			t.Fatalf("goroutine %d: in the set %v, want %v", i, got, want)
+		}
+	}
+	if n := s.count(); n != 250 {
+		t.Errorf("the set holds %d goroutines, want 250", n)
+	}
+	// A chain of goroutines with the same home: removing any one must
+	// leave the others found.
+	var chain []uintptr
+	for g := uintptr(64); len(chain) < 8; g += 64 {
+		if gsetHome(g) == gsetHome(1<<20) && s.find(g) == nil {
+			chain = append(chain, g)
+		}
+	}
+	for _, g := range chain {
+		s.add(g)
+	}
+	for k, g := range chain {
+		s.remove(g)
+		for _, h := range chain[k+1:] {
+			if s.find(h) == nil {
+				t.Fatalf("goroutine %#x lost when %#x, with the same home, was removed", h, g)
+			}
+		}
+	}
+	g := id(3)
+	if !s.idle(g) {
+		t.Error("a goroutine with no slot (a spare) is not idle")
+	}
+	recs[3].slot.Store(&busy)
+	if s.idle(g) {
+		t.Error("a goroutine in a task is idle")
+	}
+	s.remove(id(7)) // a removal may move others' entries, with their records
+	recs[3].slot.Store(&idle)
+	if !s.idle(g) {
+		t.Error("a goroutine between tasks is not idle")
+	}
+	if s.idle(id(4000)) {
+		t.Error("a goroutine never added is idle")
+	}
+}
+
+// TestReadiedGoroutineRunsSoon: on one P busy with a stream of tiny tasks
+// that never ends by itself, a task closes a channel that a goroutine
+// waits on. That goroutine must run within a few tasks, as it would once
+// a goroutine of errgroup's ended, not when the Go scheduler preempts the
+// worker (10 ms, tens of thousands of these tasks) or the stream ends. The
+// bound counts tasks, not time.
+func TestReadiedGoroutineRunsSoon(t *testing.T) {
+	needQueue(t)
+	testkit.SetProcs(t, 1)
+	const rounds = 20
+	guardPool(t, func() {
+		for r := range rounds {
+			var tasks, ranAt atomic.Int64
+			ranAt.Store(-1)
+			release := make(chan struct{})
+			waiter := make(chan struct{})
+			go func() {
+				close(waiter)
+				<-release
+				ranAt.Store(tasks.Load())
+			}()
+			<-waiter // parked on release, or about to
+			var at atomic.Int64
+			var g Group
+			g.Go(func() error {
+				// The stream: rounds of 64 tiny tasks until the waiter has
+				// run (or a cap far above the bound, so that a broken rule
+				// fails instead of hanging).
+				for i := 0; ranAt.Load() < 0 && i < 20_000; i++ {
+					var inner Group
+					for k := range 64 {
+						inner.Go(func() error {
+							if i == 10 && k == 0 {
+								at.Store(tasks.Load())
+								close(release)
+							}
+							tasks.Add(1)
+							return nil
+						})
+					}
+					wantNil(t, "inner Wait", inner.Wait())
+				}
+				return nil
+			})
+			wantNil(t, "Wait", g.Wait())
+			got := ranAt.Load()
+			if got < 0 {
+				t.Fatalf("round %d: the readied goroutine did not run while the pool ran %d tasks", r, tasks.Load())
+			}
+			if d := got - at.Load(); d > 64 {
+				t.Fatalf("round %d: the readied goroutine ran %d tasks after it was readied, want at most 64", r, d)
+			}
+		}
+	})
+}
+
+// BenchmarkGiveWayCheck is the cost of the check at a task end that finds
+// nothing waiting (the common case of a pool alone on its Ps).
+func BenchmarkGiveWayCheck(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("reader=%v", on), func(b *testing.B) {
+			if on {
+				if err := gstatus.ProveQueue(); err != nil {
+					b.Skip(err)
+				}
+			} else {
+				defer gstatus.SetOff(true)()
+			}
+			var tr turns
+			for b.Loop() {
+				tr.due()
+			}
+		})
+	}
+}

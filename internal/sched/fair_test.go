@@ -15,7 +15,10 @@ import (
 
 // needQueue skips a test of giving way in a build or process where the run
 // queues are not read (another Go release or architecture, the
-// interleaving explorer, or STEAL_GSTATUS=off).
+// interleaving explorer, or STEAL_GSTATUS=off). Proving the reader turns
+// giving way on for the rest of the test binary, as STEAL_GIVEWAY=on would
+// (the pool starts the reader only then; reading is what gives way): the
+// tests that run after it exercise the rule too.
 func needQueue(t *testing.T) {
 	t.Helper()
 	if err := gstatus.ProveQueue(); err != nil || !gstatus.QueueOn() {

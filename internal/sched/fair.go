@@ -66,9 +66,9 @@ const timerEvery = 8
 const clockEvery = 4
 
 // The budgets of the Ps, in nanoseconds of the runtime's clock: a P's
-// budget starts at pBudget, doubles after each return that took
-// pSlowReturn or longer, up to pBudgetMax, and a quick return sets it back
-// to pBudget.
+// budget starts at pBudget, and after each return is twice the time the
+// goroutine that gave way was away, within pBudget and pBudgetMax
+// (turns.returned).
 const (
 	pBudget    = 200_000
 	pBudgetMax = 10_000_000
@@ -85,7 +85,7 @@ type turns struct {
 	last      uintptr // the P's runnext at the last look
 	lastTail  uint32  // the P's run queue's tail at the last look
 	lastP     int32   // the id of the P of the last look, plus one (0: no look yet)
-	readied   bool    // the last task readied a goroutine into runnext
+	readied   bool    // the last task readied a goroutine (body)
 }
 
 // look notes who is in the P's runnext now, after the scheduler's own
@@ -168,10 +168,10 @@ const (
 )
 
 // decide is due's rule, on what was read: w, what waits for the P (not 0);
-// readied, whether the task just ended readied a goroutine (body); idleNext, whether
-// the goroutine in runnext (if any) is the pool's between tasks; pt, the
-// P's budget; clock, the runtime's clock, read only when the budget is
-// checked.
+// readied, whether the task just ended readied a goroutine (body);
+// idleNext, whether the goroutine in runnext (if any) is the pool's
+// between tasks; pt, the P's budget; clock, the runtime's clock, read only
+// when the budget is checked.
 func (tr *turns) decide(w gstatus.Waiters, readied, idleNext bool, pt *pTurns, clock func() int64) int {
 	if readied || w&gstatus.TimerDue != 0 {
 		return giveNow

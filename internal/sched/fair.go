@@ -270,19 +270,28 @@ type gset struct {
 // spare). The goroutine stores it; readers load it.
 type gRecord struct{ slot stdatomic.Pointer[worker] }
 
+// serving records the slot the goroutine serves (nil: none); a nil record
+// records nothing.
+func (r *gRecord) serving(w *worker) {
+	if r != nil {
+		r.slot.Store(w)
+	}
+}
+
 const gsetSize = 4096 // a power of two
 
 func gsetHome(g uintptr) uint32 {
 	return uint32(uint64(g)*0x9E3779B97F4A7C15>>32) & (gsetSize - 1)
 }
 
-// add puts g in the set with no slot and returns its record; the caller
-// is goroutine g.
+// add puts g in the set with no slot and returns its record, or nil for
+// no identity (the run queues are not read: nothing looks the goroutine
+// up); the caller is goroutine g.
 func (s *gset) add(g uintptr) *gRecord {
-	r := new(gRecord)
 	if g == 0 {
-		return r
+		return nil
 	}
+	r := new(gRecord)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for n, i := 0, gsetHome(g); n < gsetSize; n, i = n+1, (i+1)&(gsetSize-1) {

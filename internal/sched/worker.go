@@ -97,11 +97,11 @@ func (w *worker) run(idle sleep.Idle) {
 	self := selfHandle()
 	var sp *spare
 	for {
-		rec.slot.Store(w)
+		rec.serving(w)
 		if !w.serve(idle, self) {
 			return
 		}
-		rec.slot.Store(nil)
+		rec.serving(nil)
 		if sp == nil {
 			sp = &spare{park: xsync.NewParker()}
 		}

@@ -79,6 +79,22 @@ func TestPanicChild(t *testing.T) {
 			return inner.Wait()
 		})
 		g.Wait()
+	case "limit":
+		// The crash ends the program before anything can see the task
+		// finished: here, TryGo under SetLimit(1), tried in a loop on
+		// another goroutine, would succeed as soon as the panicking task
+		// gave its place up. (A task counted finished while its panic
+		// still unwound let this loop through in most runs.)
+		var g wsgroup.Group
+		g.SetLimit(1)
+		started := make(chan struct{})
+		g.Go(func() error {
+			close(started)
+			return panicInTask()
+		})
+		<-started
+		for !g.TryGo(func() error { return nil }) {
+		}
 	case "wait":
 		// PanicInWait, and nobody recovers Wait's panic: the crash must
 		// still show where the task panicked.
@@ -92,7 +108,7 @@ func TestPanicChild(t *testing.T) {
 }
 
 func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
-	for _, mode := range []string{"top", "waiter", "nested", "wait"} {
+	for _, mode := range []string{"top", "waiter", "nested", "limit", "wait"} {
 		t.Run(mode, func(t *testing.T) {
 			s := testkit.CrashChild(t, "TestPanicChild", panicChildEnv+"="+mode)
 			wants := []string{"panic: " + errPanicValue.Error(), "wsgroup_test.panicInTask"}
@@ -103,7 +119,7 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 			}
 			bads := []string{"SWALLOWED", "NO CRASH"}
 			switch mode {
-			case "top":
+			case "top", "limit":
 				// The only task on its worker's goroutine: the runtime's
 				// own report of the panic, raised again above the task.
 				wants = append(wants, "[recovered, repanicked]")

@@ -129,6 +129,8 @@ var (
 		[]string{"-run", "TestGiveWay|TestPoolGoroutineSet", "./internal/sched"}, nil}
 	fairReadied = check{"sched: a goroutine readied by a task beside a busy pool runs within a few tasks",
 		[]string{"-run", "TestReadiedGoroutineRunsSoon", "./internal/sched"}, nil}
+	crashFirst = check{"wsgroup: a task's unrecovered panic ends the program before anything sees the task finished",
+		[]string{"-run", "TestTaskPanicCrashesWithTaskStack", "-count=3", "./wsgroup"}, nil}
 	queueCheck = check{"gstatus: the run-queue check rejects a layout off by a word",
 		[]string{"-run", "TestQueueCheckRejectsWrongLayout", "./internal/gstatus"}, nil}
 	// With the outside Go's poll switched off, a slot that a finishing
@@ -419,6 +421,13 @@ var mutants = []mutant{
 			{"\tif g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected, nil)\n\t\treturn\n\t}\n\tif g.skips() {\n\t\tg.drop(w, injected)"},
 		},
 		check: soak,
+	},
+	{
+		name:  "crash-finishes-task",
+		bug:   "a task whose panic is ending the program counts as finished while the panic unwinds: a Wait may return, or a TryGo succeed, before the crash",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"\t\tif w.crashing {\n", "\t\tif w.crashing && false {\n"}},
+		check: crashFirst,
 	},
 	{
 		name:  "sched-outside-error-lost",

@@ -42,19 +42,27 @@ func (g *Group) SetRecoverPanics(wrap func(v any, stack []byte, later *stdatomic
 	return 0
 }
 
-// taskPanicked handles a panic with value v in a task of g: a group that
-// recovers panics records it; otherwise it crashes the program, by raising
-// the panic again (on a worker running no other task), or, where frames
-// below could recover it (crash non-empty), by fatalPanic, which says
-// where the task ran. It runs in the deferred function that recovered the
-// panic, above the task's frames, so the stack taken here shows where it
-// panicked.
-func (g *Group) taskPanicked(v any, crash string) {
+// taskPanicked handles a panic with value v in a task of g that ran on w
+// (nil outside the pool): a group that recovers panics records it;
+// otherwise it crashes the program, by raising the panic again (on a
+// worker running no other task), or, where frames below could recover it
+// (crashHow), by fatalPanic, which says where the task ran. It runs in the
+// deferred function that recovered the panic, above the task's frames, so
+// the stack taken here shows where it panicked.
+//
+// A panic raised again marks w as crashing first: the deferred half of
+// call then leaves the task unfinished, so no Wait returns, and nothing
+// its caller does next runs, while the panic unwinds to the end of the
+// program. (Finishing it, as errgroup's deferred done does, would let the
+// Wait return and its caller go on, and even exit cleanly, before the
+// crash: a race the program can lose.)
+func (g *Group) taskPanicked(v any, w *worker) {
 	sl := g.slow.Load()
 	if sl == nil || sl.wrapPanic == nil {
-		if crash != "" {
+		if crash := crashHow(w); crash != "" {
 			fatalPanic(v, crash)
 		}
+		w.crashing = true
 		panic(v)
 	}
 	if !sl.pan.set.CompareAndSwap(false, true) {
@@ -94,6 +102,9 @@ func (g *Group) taskPanicked(v any, crash string) {
 func (w *worker) call(f fn, g *Group, admitted bool) {
 	ended := false // callTask returned: no Goexit
 	defer func() {
+		if w.crashing {
+			return // the task's panic is ending the program (taskPanicked)
+		}
 		w.depth--
 		w.countTask()
 		if ended {
@@ -106,7 +117,7 @@ func (w *worker) call(f fn, g *Group, admitted bool) {
 	returned, handled := g.callTask(f, w)
 	ended = true
 	if !returned && !handled {
-		g.taskPanicked(nil, crashHow(w)) // panic(nil) under GODEBUG=panicnil=1
+		g.taskPanicked(nil, w) // panic(nil) under GODEBUG=panicnil=1
 	}
 }
 
@@ -128,7 +139,7 @@ func crashHow(w *worker) string {
 }
 
 // callTask calls f, a task of g running on w (nil outside the pool), and
-// passes its error to fail or its panic to taskPanicked (see crashHow).
+// passes its error to fail or its panic to taskPanicked.
 // It reports returned when f returned, handled when f panicked with a
 // non-nil value that taskPanicked handled (the group recovered it); it
 // does not return when f called runtime.Goexit, nor when taskPanicked
@@ -159,7 +170,7 @@ func (g *Group) callTask(f fn, w *worker) (returned, handled bool) {
 		}
 		if r := recover(); r != nil {
 			handled = true
-			g.taskPanicked(r, crashHow(w))
+			g.taskPanicked(r, w)
 		}
 	}()
 	if err := f.f(); err != nil {
@@ -189,7 +200,7 @@ func (g *Group) callOutside(f fn, admitted bool, c *outsideCounts) {
 	returned, handled := g.callTask(f, nil)
 	ended = true
 	if !returned && !handled {
-		g.taskPanicked(nil, crashHow(nil)) // panic(nil) under GODEBUG=panicnil=1
+		g.taskPanicked(nil, nil) // panic(nil) under GODEBUG=panicnil=1
 	}
 	g.afterOutsideTask(admitted)
 }

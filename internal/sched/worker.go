@@ -70,12 +70,15 @@ type worker struct {
 	cur     *Group
 	curDone int64
 
-	turns   turns   // for giving way at task ends (fair.go)
-	finds   uint32  // calls of find, for its periodic look at the injector
-	looking bool    // counted inactive in the sleep protocol (between StartLooking and WorkFound or StopLooking)
-	goexit  bool    // a task called runtime.Goexit; run replaces the goroutine
-	victim  *worker // whom the last find stole from, or nil
-	depth   int     // tasks executing on this goroutine (nested by Wait and Go)
+	turns   turns  // for giving way at task ends (fair.go)
+	finds   uint32 // calls of find, for its periodic look at the injector
+	looking bool   // counted inactive in the sleep protocol (between StartLooking and WorkFound or StopLooking)
+	goexit  bool   // a task called runtime.Goexit; run replaces the goroutine
+	// crashing: a task's panic is being raised again to end the program
+	// (taskPanicked); the deferred halves of call finish nothing.
+	crashing bool
+	victim   *worker // whom the last find stole from, or nil
+	depth    int     // tasks executing on this goroutine (nested by Wait and Go)
 
 	surplusFn  func() bool // pool.surplus, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once

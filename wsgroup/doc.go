@@ -77,12 +77,16 @@
 // and waits runs some of them itself instead of sleeping while a worker
 // runs them: it saves their hand-off and its own wake-up.
 //
-// A Wait runs only its own group's tasks. Running whatever is queued, as
-// work-stealing runtimes often do, would deadlock correct errgroup code: a
-// task queued earlier may wait for something that the waiting goroutine
-// does only after its Wait returns, and once such a task runs on top of
-// the waiting goroutine's stack, that goroutine can never resume. The
-// group's own tasks are safe: Wait waits for each of them anyway. A task
+// A Wait runs only tasks that it waits for anyway: its own group's, and
+// those that its group's running tasks are waiting for in Waits of their
+// own (a nested group's tasks, left queued on the worker that took the
+// group's task: the Wait helps that worker, as a ForkJoinPool join helps
+// the thief of its task). Running whatever is queued, as work-stealing
+// runtimes often do, would deadlock correct errgroup code: a task queued
+// earlier may wait for something that the waiting goroutine does only
+// after its Wait returns, and once such a task runs on top of the waiting
+// goroutine's stack, that goroutine can never resume. The tasks a Wait
+// runs are safe: it could not return before any of them anyway. A task
 // run by a Wait runs on that Wait's goroutine, which a task can observe;
 // [Group.Wait] lists how.
 //
@@ -100,7 +104,9 @@
 // scheduling status.
 //
 //   - A worker that blocks in one of wsgroup's own waits (a Wait whose
-//     group's tasks run elsewhere) gives up its slot before it blocks.
+//     group's tasks run elsewhere, with nothing of theirs to help with)
+//     gives up its slot before it blocks, after waiting in it for up to
+//     about a millisecond for those tasks to end or to queue more.
 //   - A worker whose task is blocked (its goroutine waits on a channel, a
 //     select, a sleep, a sync.Mutex, sync.RWMutex, sync.WaitGroup or
 //     sync.Cond, or on network or pipe I/O; or it is in one system call
@@ -269,7 +275,8 @@
 // differences, each stated where it applies:
 //
 //   - Tasks run on reused worker goroutines shared by the whole process,
-//     or on the goroutine of a Wait of their own group: goroutine identity
+//     or on the goroutine of a Wait that waits for them (their group's, or
+//     that of a group whose task waits for theirs): goroutine identity
 //     (goroutine ids, the OS thread) is that goroutine's ([Group.Go],
 //     [Group.Wait]). Profiler labels carry over as under errgroup: a task
 //     wears the labels of its caller of Go. While the execution tracer
@@ -292,6 +299,10 @@
 //     are not read, up to 20 ms a slot while other goroutines keep every
 //     CPU busy: see Blocking tasks), where errgroup's goroutine would
 //     start at once.
+//   - A program that breaks sync.WaitGroup's rule for reuse (a Go that
+//     starts a group again while a Wait for it has not returned) may see
+//     that Go's task run, and waited for, by the Wait of an enclosing
+//     group ([Group.Wait]).
 //   - A goroutine that a task or the group itself makes ready (a barrier's
 //     waiters, a Wait's caller) gets its processor when the worker's task
 //     queue runs dry or the Go scheduler next preempts the worker (10 ms),

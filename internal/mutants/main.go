@@ -129,6 +129,12 @@ var (
 		[]string{"-run", "TestGiveWay|TestPoolGoroutineSet", "./internal/sched"}, nil}
 	fairReadied = check{"sched: a goroutine readied by a task beside a busy pool runs within a few tasks",
 		[]string{"-run", "TestReadiedGoroutineRunsSoon", "./internal/sched"}, nil}
+	joinRules = check{"sched: a Wait runs the tasks two joins down the chain, none that its group does not wait for, and the records",
+		[]string{"-run", "TestWaitRunsNoTaskItDoesNotWaitFor|TestWaitHelpsAlongTheChain|TestJoinRecords", "./internal/sched"}, nil}
+	patienceWake = check{"sched: a Wait waiting in its worker's place is woken by its group's last task, with the patience an hour long",
+		[]string{"-run", "TestPatientWaitWokenByLastTask", "./internal/sched"}, nil}
+	patientSpared = check{"sched: the status checks leave the place of a Wait waiting in it alone",
+		[]string{"-run", "TestStatusSparesPatientWait", "./internal/sched"}, nil}
 	crashFirst = check{"wsgroup: a task's unrecovered panic ends the program before anything sees the task finished",
 		[]string{"-run", "TestTaskPanicCrashesWithTaskStack", "-count=3", "./wsgroup"}, nil}
 	queueCheck = check{"gstatus: the run-queue check rejects a layout off by a word",
@@ -421,6 +427,48 @@ var mutants = []mutant{
 			{"\tif g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected, nil)\n\t\treturn\n\t}\n\tif g.skips() {\n\t\tg.drop(w, injected)"},
 		},
 		check: soak,
+	},
+	{
+		name:  "join-any-task",
+		bug:   "a helping Wait runs any queued task, as work-stealing runtimes' joins do",
+		file:  "internal/sched/join.go",
+		edits: []edit{{"\t\tif h == g {\n\t\t\treturn true", "\t\tif true {\n\t\t\treturn true"}},
+		check: joinRules,
+	},
+	{
+		name:  "join-one-link",
+		bug:   "a helping Wait follows one join only, not the chain: the thief's own thieves are not helped",
+		file:  "internal/sched/join.go",
+		edits: []edit{{"if h == nil || links == joinHops {", "if h == nil || links == 1 {"}},
+		check: joinRules,
+	},
+	{
+		name:  "join-record-kept",
+		bug:   "a Wait's record of its join outlives the Wait",
+		file:  "internal/sched/join.go",
+		edits: []edit{{"func (g *Group) leaveJoin() { g.awaitedIn.Store(nil) }", "func (g *Group) leaveJoin() {}"}},
+		check: joinRules,
+	},
+	{
+		name:  "join-record-overwritten",
+		bug:   "a second Wait for a group overwrites the first one's record of its join",
+		file:  "internal/sched/join.go",
+		edits: []edit{{"return g.awaitedIn.CompareAndSwap(nil, in)", "g.awaitedIn.Store(in)\n\treturn true"}},
+		check: joinRules,
+	},
+	{
+		name:  "patience-wake-lost",
+		bug:   "a Wait waiting in its worker's place is not registered for the wake-up: only its patience ends the wait",
+		file:  "internal/sched/waiters.go",
+		edits: []edit{{"\tregistered := countOf(g.state.Or(bitDone)|bitDone) != 0\n\tif registered {\n\t\tb.list = append(b.list, waiter{g: g, bit: bitDone, pk: pk})", "\tregistered := countOf(g.state.Or(bitDone)|bitDone) != 0\n\tif registered && false {\n\t\tb.list = append(b.list, waiter{g: g, bit: bitDone, pk: pk})"}},
+		check: patienceWake,
+	},
+	{
+		name:  "patient-handed-on",
+		bug:   "the status checks take a Wait waiting in its worker's place for a worker blocked in its task, and hand its place on",
+		file:  "internal/sched/status.go",
+		edits: []edit{{"if s&1 == 0 || w.patient.Load() {", "if s&1 == 0 {"}},
+		check: patientSpared,
 	},
 	{
 		name:  "crash-finishes-task",

@@ -24,11 +24,20 @@
 //  3. A worker takes it (worker.find, worker.go): its own deque newest
 //     first, then a batch from the injector (takeInjected), then the
 //     oldest task of a random other worker (steal, stealIf). Or a helping
-//     Wait of the task's group takes it (wait.go): on a worker from its
-//     deque or by stealing only the group's tasks (worker.help); outside
-//     the pool from the caller's injector shard (injector.unpushIf) or a
-//     worker's deque (Pool.stealFor, worker.go), the goroutine marked in
-//     runners (runners.go) meanwhile.
+//     Wait takes it (wait.go): a Wait of the task's group, or a Wait of a
+//     group whose running task waits, in a Wait of its own, for the task's
+//     group, or down a chain of such joins (join.go: the Waits inside
+//     tasks record themselves in Group.awaitedIn; joinedFrom follows the
+//     records, and again once the task is claimed, joinable); on a worker
+//     from its deque while the newest task there is the group's, or by
+//     stealing the oldest task of a deque or of an injector shard only if
+//     it is such a task (worker.help, worker.takeJoined,
+//     injector.takeJoined); outside the pool from the caller's injector
+//     shard (injector.unpushIf) or likewise (Pool.stealFor, worker.go),
+//     the goroutine marked in runners (runners.go) meanwhile, with the
+//     group of the task it runs. A Wait on a worker that finds none
+//     waits in its place for a moment (worker.waitPatiently), then
+//     blocks and gives its place up (worker.block).
 //  4. It runs (worker.execute; panic.go: worker.call, callOutside and
 //     callTask tell a return, a panic and a runtime.Goexit apart, and
 //     callTask puts the task's labels on the goroutine and takes them off
@@ -61,8 +70,9 @@
 // worker's side. sched calls it from worker.go (run, foundWork,
 // takeInjected, pushLocal) and pool.go (inject, spawn, release). When to
 // start a worker is pool.go (maybeSpawn, spawn, release, capacity). When
-// a worker gives up its slot for another goroutine is detach.go: at once
-// when it blocks in a Wait (worker.block, worker.go); when its goroutine's
+// a worker gives up its slot for another goroutine is detach.go: when it
+// blocks in a Wait, once its patience has passed (worker.waitPatiently,
+// joinPatience in params.go; worker.block, worker.go); when its goroutine's
 // status, read by the monitor or by a poster that finds the pool
 // saturated, shows it blocked in its task (status.go, on package
 // gstatus, whose check the monitor starts at the pool's first
@@ -133,8 +143,13 @@
 //     TestChurnBlockingPairs; the wait table: TestWaitTable,
 //     TestWaitTableParkRefusesStale (waiters_test.go). The idle protocol
 //     itself: TestExploreSleep in package sleep.
-//   - A Wait runs only its own group's tasks: TestOutsideWaitSkipsOtherGroups,
-//     TestOutsideWaitStealsOwnTasks (wait_test.go).
+//   - A Wait runs only tasks that it waits for anyway: its own group's
+//     (TestOutsideWaitSkipsOtherGroups, TestOutsideWaitStealsOwnTasks,
+//     wait_test.go), and those two joins down a chain, never one that no
+//     join in progress leads to (TestWaitHelpsAlongTheChain,
+//     TestWaitRunsNoTaskItDoesNotWaitFor, TestJoinRecords, join_test.go);
+//     under the explorer, a join that helps a thief (help-thief in
+//     TestExploreSchedPCT).
 //   - At most limit tasks of a group are active, and execute, at once; a Go
 //     inside a task never blocks: TestLimitBoundsRunningTasks,
 //     TestLimitRunningCountPacked, TestGoInTaskOnFullGroupDoesNotBlock,

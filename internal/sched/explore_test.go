@@ -135,6 +135,10 @@ type schedProgram struct {
 	// its bound (an outside Wait's polling alone makes each of its loads
 	// a point of choice), so only the random search (PCT) runs it.
 	randomOnly bool
+	// helpsJoin: the program is there to have a Wait run tasks of a
+	// group joined inside its group's task (join.go); the exploration
+	// fails if no schedule did.
+	helpsJoin bool
 }
 
 func (sp schedProgram) run(s *explore.Schedule) {
@@ -351,6 +355,29 @@ func schedPrograms() []schedProgram {
 			shared.given = 2
 			shared.wait(s, "group 1")
 		}, randomOnly: true},
+		// A join that helps a thief: a task forks a task of a nested group
+		// g and waits for g on its worker; when another worker has taken
+		// g's task (the thief), that task forks two tasks of its own
+		// nested group and waits for them, and the first Wait, with
+		// nothing of g's to run, runs the thief's tasks (join.go), as may
+		// the main thread, whose Wait for the outer group leads down the
+		// same chain. The thief may end its task (running both of its
+		// tasks itself) while a helper's search is under way: a helper
+		// then finds the chain gone, or holds a task that the thief's
+		// Wait still waits for.
+		{name: "help-thief", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			outer, g, inner := newProbeGroup(1), newProbeGroup(1), newProbeGroup(2)
+			track(outer, g, inner)
+			outer.goTask(0, func() {
+				g.goTask(0, func() {
+					inner.goTask(0, nil)
+					inner.goTask(1, nil)
+					inner.wait(s, "group 2")
+				})
+				g.wait(s, "group 1")
+			})
+			outer.wait(s, "group 0")
+		}, randomOnly: true, helpsJoin: true},
 		// A loop over two indices from outside: two range-stealing
 		// participants, one of which the caller runs while it waits; a
 		// participant done with its own index steals another's.
@@ -418,8 +445,13 @@ func exploreSched(t *testing.T, strategy func() explore.Strategy, schedules int,
 			continue
 		}
 		t.Run(sp.name, func(t *testing.T) {
+			helps := joinHelps.Load()
 			res := explore.Explore(t, explore.Options{Strategy: strategy(), MaxSchedules: schedules, Budget: explore.Budget()}, sp.run)
-			t.Log(res)
+			helps = joinHelps.Load() - helps
+			t.Logf("%v; %d tasks run by a Wait of another group (join.go)", res, helps)
+			if sp.helpsJoin && helps == 0 && !t.Failed() {
+				t.Errorf("no schedule had a Wait run a task of a group joined inside its own group's task")
+			}
 		})
 	}
 }

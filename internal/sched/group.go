@@ -30,9 +30,14 @@ type Group struct {
 
 	// slow holds what only errors, contexts, the failure modes and parked
 	// tasks need. Fork-join code makes a Group per call, and a service one
-	// per request, so the common Group stays small (24 bytes) and the rest
+	// per request, so the common Group stays small (32 bytes) and the rest
 	// is allocated on first need.
 	slow atomic.Pointer[groupSlow]
+
+	// awaitedIn is the group of the task whose Wait for this group is in
+	// progress, if a task's Wait is (the first one: enterJoin); it links
+	// the chains that helping Waits follow (join.go).
+	awaitedIn atomic.Pointer[Group]
 }
 
 // blockAll is the limit value for SetLimit(0): no task may be added.

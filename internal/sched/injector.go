@@ -87,6 +87,18 @@ func (in *injector) takeBatch(dst []job, start uint64, workers, most int) int {
 	return 0
 }
 
+// takeJoined takes the oldest task of the first shard, from start on,
+// whose oldest task a Wait for g may run on its goroutine (join.go), and
+// reports whether it found one.
+func (in *injector) takeJoined(g *Group, start uint64) (job, bool) {
+	for i := range uint64(len(in.shards)) {
+		if j, ok := in.shards[(start+i)&in.mask].popJoined(g); ok {
+			return j, true
+		}
+	}
+	return job{}, false
+}
+
 // nonEmpty reports whether any shard holds tasks. Each shard's answer errs
 // towards non-empty (queue.nonEmpty), so a true answer may be stale, but a
 // task pushed before the call, and not taken since, is always seen: the
@@ -304,22 +316,50 @@ func (q *queue) popBatch(dst []job) int {
 	}
 	k := min(avail/2+1, len(dst))
 	for i := range k {
-		s := &q.head.slots[q.headOff]
-		dst[i] = *s
-		*s = job{} // let the GC have the closure once it has run
-		q.headOff++
-		if q.headOff == blockLen {
-			// All of this block was taken; the producer linked next
-			// before publishing the last slot, which we saw.
-			done := q.head
-			q.head, q.headOff = done.next, 0
-			done.next = nil
-			q.spare.Store(done)
-		}
+		dst[i] = q.takeHead()
 	}
 	q.taken.Store(taken + uint64(k))
 	q.headMu.Unlock()
 	return k
+}
+
+// takeHead moves the oldest task out of its slot and returns it; the
+// caller holds headMu, has seen that task published, and stores taken.
+func (q *queue) takeHead() job {
+	s := &q.head.slots[q.headOff]
+	j := *s
+	*s = job{} // let the GC have the closure once it has run
+	q.headOff++
+	if q.headOff == blockLen {
+		// All of this block was taken; the producer linked next before
+		// publishing the last slot, which we saw.
+		done := q.head
+		q.head, q.headOff = done.next, 0
+		done.next = nil
+		q.spare.Store(done)
+	}
+	return j
+}
+
+// popJoined takes the oldest task if a Wait for g may run it (joinedFrom),
+// and reports whether it did. The chain is walked under headMu, while no
+// one else can take the task: the task is as good as claimed, so the one
+// walk is the second walk of join.go's argument (the task is unfinished
+// and counted in its group throughout).
+func (q *queue) popJoined(g *Group) (job, bool) {
+	if !q.nonEmpty() {
+		return job{}, false
+	}
+	q.headMu.Lock()
+	taken := q.taken.Load()
+	if q.published() <= taken || !joinedFrom(q.head.slots[q.headOff].g, g) {
+		q.headMu.Unlock()
+		return job{}, false
+	}
+	j := q.takeHead()
+	q.taken.Store(taken + 1)
+	q.headMu.Unlock()
+	return j, true
 }
 
 // nonEmpty reports whether tasks are queued: two atomic loads, taken first.

@@ -99,12 +99,19 @@ func (g *Group) taskPanicked(v any, w *worker) {
 // check catches it. (Counting the task there as Goexit would count it
 // twice.) callTask returns, too, after a panic that the group recovered.
 // This is the shape of x/sync/singleflight's doCall.
+//
+// While f runs, w.running is g (join.go); the deferred function puts back
+// the group of the task below, which is still running when a Goexit
+// unwinds through its deferred calls.
 func (w *worker) call(f fn, g *Group, admitted bool) {
 	ended := false // callTask returned: no Goexit
+	outer := w.running
+	w.running = g
 	defer func() {
 		if w.crashing {
 			return // the task's panic is ending the program (taskPanicked)
 		}
+		w.running = outer
 		w.depth--
 		w.countTask()
 		if ended {
@@ -180,17 +187,21 @@ func (g *Group) callTask(f fn, w *worker) (returned, handled bool) {
 }
 
 // callOutside calls f as worker.call does, on a goroutine that is not a
-// worker, finishes the task (admitted: it held a running slot) and counts
-// it in c.
+// worker, in slot j of runners, finishes the task (admitted: it held a
+// running slot) and counts it in c. While f runs, the slot's running
+// group is g (join.go), as worker.call sets worker.running.
 //
 // The differences: frames of the caller of Wait lie below f, and
 // they must not recover a task's panic (errgroup never lets them), so a
 // panic that the group does not recover ends the program (fatalPanic); and
 // a runtime.Goexit in f ends the task as finished and goes on unwinding
 // the caller's goroutine, which has no slot to hand to a successor.
-func (g *Group) callOutside(f fn, admitted bool, c *outsideCounts) {
+func (g *Group) callOutside(f fn, admitted bool, c *outsideCounts, j int) {
 	ended := false // callTask returned: no Goexit
+	outer := runners.running[j]
+	runners.running[j] = g
 	defer func() {
+		runners.running[j] = outer
 		c.tasks++
 		if ended {
 			return

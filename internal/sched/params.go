@@ -33,6 +33,15 @@ const (
 	defaultSubmitPolls = 16
 	submitSpins        = 4
 
+	// joinPatience is how long a Wait on a worker that finds nothing of
+	// its group's to help with (join.go) waits in its place before it
+	// lets the pool start another worker in it (worker.waitPatiently):
+	// long enough for the other workers' CPU-bound subtrees to end or
+	// queue tasks to help with, which is where fork-join's Waits stop,
+	// short enough that a Wait for tasks that block leaves the pool a
+	// worker short only briefly.
+	joinPatience = time.Millisecond
+
 	// tailSpins is how many times a submitter retries an injector
 	// shard's tail lock before it yields between tries.
 	tailSpins = 8

@@ -22,6 +22,11 @@ const submitPolls = defaultSubmitPolls
 func postBegin() {}
 func postEnd()   {}
 
+// joinHelped marks a helping Wait running a task of another group than its
+// own (join.go); the explorer's tests count them, to show that their
+// programs reach that path. Empty in a normal build.
+func joinHelped() {}
+
 // startWatchdog starts p's watchdog goroutine. Under the interleaving
 // explorer a controlled goroutine starts none (probe_explore.go).
 func startWatchdog(p *Pool) { go p.watchdog() }

@@ -21,6 +21,11 @@ var postsInFlight stdatomic.Int32
 func postBegin() { postsInFlight.Add(1) }
 func postEnd()   { postsInFlight.Add(-1) }
 
+// joinHelps counts joinHelped (see probe.go).
+var joinHelps stdatomic.Int64
+
+func joinHelped() { joinHelps.Add(1) }
+
 // startWatchdog starts p's watchdog, except for a goroutine the explorer
 // controls: the watchdog samples the real clock and the runtime's metrics,
 // which no schedule can replay, so an explored program runs without it. It

@@ -85,7 +85,9 @@ func (w *worker) blockedFor() (seq uint32, st gstatus.Status, blocked bool) {
 	// says nothing about a task. Then seq again, after the status: if it
 	// moved, the status may belong to another task, or to our own code.
 	s := w.seq.Load()
-	if s&1 == 0 {
+	if s&1 == 0 || w.patient.Load() {
+		// Between tasks, or parked on purpose in a Wait's patience
+		// (worker.waitPatiently), which ends by itself.
 		return 0, gstatus.Unknown, false
 	}
 	st = h.Read()

@@ -23,6 +23,9 @@ import (
 //     parks: the hand-over of a slot to a parked Go (handSlot) and the
 //     wake-up of the parked Gos (done) then seldom run, and a test hardly
 //     ever sees one of them lost.
+//   - patienceLong: a Wait's patience (worker.waitPatiently) lasts an
+//     hour instead of joinPatience. Otherwise a patient Wait whose wake-up
+//     was lost goes on after a millisecond, and nobody notices.
 //   - testHookRelease: run by Pool.release after the slot is given up and
 //     before the retiring worker stops counting as inactive, with the
 //     worker and the pool's live count at that moment.
@@ -33,8 +36,19 @@ var (
 	monitorOff      atomic.Bool
 	lingerOff       atomic.Bool
 	submitPollOff   atomic.Bool
+	patienceLong    atomic.Bool
 	testHookRelease atomic.Pointer[func(w *worker, live int32)]
 )
+
+// patience is how long a Wait waits in its worker's place
+// (worker.waitPatiently): joinPatience, or an hour when a test switched
+// patienceLong on.
+func patience() time.Duration {
+	if patienceLong.Load() {
+		return time.Hour
+	}
+	return joinPatience
+}
 
 // idleLinger is how long an idle worker sleeps before it retires: linger,
 // or until woken when a test switched lingerOff on.

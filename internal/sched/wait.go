@@ -3,12 +3,14 @@ package sched
 import (
 	"context"
 
+	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/gid"
 )
 
 // Waiting: Group.Wait returns once the group's count is zero. Until then
 // the waiting goroutine helps: it runs the group's own queued tasks that
-// it can reach (help on a worker, helpOutside elsewhere), and parks
+// it can reach (help on a worker, helpOutside elsewhere), and the tasks
+// that its running tasks are waiting for (join.go), and parks
 // (waitOutside, on the wait table of waiters.go) when none is left.
 
 // Wait implements the waiting half of wsgroup.Group.Wait: on a worker it
@@ -47,9 +49,13 @@ func (g *Group) Wait() error {
 //
 // Only Goexit unwinds help: a panic in a task that help runs is either
 // recovered in worker.call or ends the program there (fatalPanic).
+//
+// A Wait inside a task records itself for the helpers of the task's own
+// group (enterJoin, join.go) until it has seen the count at zero.
 func (g *Group) helpUntilDone(w *worker) {
 	var own int64 // see help
 	returned := false
+	joined := g.enterJoin(w.running)
 	defer func() {
 		if returned {
 			return
@@ -62,18 +68,26 @@ func (g *Group) helpUntilDone(w *worker) {
 		w.block()
 		g.waitOutside()
 		w.unblock()
+		if joined {
+			g.leaveJoin()
+		}
 		if sl := g.slow.Load(); sl != nil {
 			sl.result()
 		}
 	}()
 	w.help(g, &own)
+	if joined {
+		g.leaveJoin()
+	}
 	returned = true
 }
 
 // help waits on a worker for g to finish. It runs g's own queued tasks:
 // from its deque while the newest task there is g's, then stolen from other
-// workers. When none is within reach, it blocks until g finishes and lets
-// the pool run another worker meanwhile (block).
+// workers, with the tasks that g's running tasks wait for (join.go:
+// joinedFrom chooses, joinable checks again once the task is claimed).
+// When none is within reach, it blocks until g finishes and lets the pool
+// run another worker meanwhile (block).
 //
 // It runs no other task. The tempting version, run whatever is queued while
 // waiting, as work-stealing runtimes usually do, deadlocks correct errgroup
@@ -85,7 +99,9 @@ func (g *Group) helpUntilDone(w *worker) {
 //	close(ch)
 //
 // and once it runs on top of the waiter's stack, the waiter can never
-// resume. g's own tasks are safe: Wait waits for each of them anyway.
+// resume. g's own tasks are safe: Wait waits for each of them anyway; so
+// are the tasks on a chain of Waits in progress inside them (join.go).
+// Those count in their own groups, not in *own.
 //
 // The tasks of an unlimited g that help runs to the end are not subtracted
 // from g's count one by one: *own counts them, and help subtracts them all
@@ -99,6 +115,8 @@ func (g *Group) helpUntilDone(w *worker) {
 // leaves *own to helpUntilDone's deferred function.)
 func (w *worker) help(g *Group, own *int64) {
 	isG := func(t *task) bool { return t.g.Load() == g }
+	joined := func(t *task) bool { return joinedFrom(t.g.Load(), g) }
+	dry := 0 // searches in a row that found nothing
 	for {
 		w.settle()
 		if c := g.count(); c == *own {
@@ -108,14 +126,14 @@ func (w *worker) help(g *Group, own *int64) {
 			}
 			return
 		}
-		if t := w.dq.PopIf(isG); t != nil {
-			w.st.localPops++
-			w.execute(t, own)
-			w.endTurn()
-			continue
-		}
-		if t := w.stealIf(isG); t != nil {
-			w.execute(t, own)
+		if t := w.takeJoined(g, isG, joined); t != nil {
+			dry = 0
+			if t.g.Load() == g {
+				w.execute(t, own)
+			} else {
+				joinHelped()
+				w.execute(t, nil) // counted in its own group (join.go)
+			}
 			w.endTurn()
 			continue
 		}
@@ -124,17 +142,85 @@ func (w *worker) help(g *Group, own *int64) {
 			g.done(k)
 			continue // the count may be zero now
 		}
-		// g's tasks run elsewhere, or wait in our deque behind other
-		// tasks (a replacement worker steals them: see block).
+		// g's tasks run elsewhere, with nothing of theirs to help with
+		// now, or wait in our deque behind other tasks.
+		dry++
+		if w.pool.size.Load() > 1 {
+			if dry <= submitPolls {
+				// With short tasks, those left end, or queue tasks to
+				// help with, sooner than a parked worker is woken: poll
+				// the count, then search again.
+				for range 32 {
+					if g.count() == 0 {
+						break
+					}
+				}
+				continue
+			}
+			if dry == submitPolls+1 {
+				// Patience (joinPatience): wait for g in our place,
+				// without the pool running another worker in it, then
+				// search once more.
+				w.waitPatiently(g)
+				continue
+			}
+		}
+		// Block: the pool runs another worker in our place, and it
+		// steals what our deque holds (see block).
+		dry = 0
 		w.block()
 		g.waitOutside()
 		w.unblock()
 	}
 }
 
+// takeJoined takes a task that help may run for g (join.go): from the
+// worker's own deque while the newest task there is g's (isG), then the
+// oldest task of another worker's deque on a chain of joins leading to g
+// (joined, with the second walk once it is claimed), then the oldest task
+// of an injector shard on such a chain. It returns nil when there is none.
+func (w *worker) takeJoined(g *Group, isG, joined func(*task) bool) *task {
+	if t := w.dq.PopIf(isG); t != nil {
+		w.st.localPops++
+		return t
+	}
+	for {
+		t := w.stealIf(joined)
+		if t == nil {
+			break
+		}
+		if t.g.Load() == g || joinable(t, g) {
+			return t
+		}
+		w.pool.requeue(t) // the chain broke before the claim
+	}
+	if j, ok := w.pool.inj.takeJoined(g, w.random()); ok {
+		return w.newTask(j.fn, j.g, true)
+	}
+	return nil
+}
+
+// waitPatiently parks w, which has found nothing to help g with, until g
+// is done or joinPatience has passed, without giving up w's place in the
+// pool. In fork-join the tasks left are mostly CPU-bound subtrees on the
+// other workers, whose thieves are about to end or to queue more tasks to
+// help with: giving our place to a new worker for that moment (block)
+// would add a goroutine and a hand-off each time, and fork-join's nested
+// Waits would pile them up. The other workers go on running the queued
+// tasks, ours included (our deque stays in the scan set), so the pool is
+// one worker short for at most joinPatience, and no longer: a Wait that
+// still finds nothing blocks. The monitor does not take w for blocked in
+// a task meanwhile (worker.patient, blockedFor). Only when another worker
+// can run (the pool's size is above one).
+func (w *worker) waitPatiently(g *Group) {
+	w.patient.Store(true)
+	g.parkDoneFor(patience())
+	w.patient.Store(false)
+}
+
 // A goroutine that is not a worker (a request handler, main) runs tasks of
-// its own group while it waits for the group in Wait, until nothing of the
-// group is within reach. (Not while a Go waits for a slot: see
+// its own group while it waits for the group in Wait, and the tasks its
+// group's running tasks wait for (join.go), until nothing is within reach. (Not while a Go waits for a slot: see
 // Group.acquireOutside.) The tasks it can reach are the group's
 // newest tasks in its own shard of the injector, which are most likely the
 // ones it has just submitted, and the oldest task of a worker's deque when
@@ -142,16 +228,18 @@ func (w *worker) help(g *Group, own *int64) {
 // worker and its own park and wake-up, and its CPU is not idle while it
 // waits (ForkJoinPool's external joins help the same way).
 //
-// Only the group's own tasks: the waiter waits for each of them anyway, so
-// running one cannot make it wait for anything it would not have waited
-// for (the deadlock argument of worker.help). A task run here sees the
+// Only those tasks: the waiter waits for each of them anyway, so running
+// one cannot make it wait for anything it would not have waited for (the
+// deadlock argument of worker.help and join.go). A task run here sees the
 // goroutine of the caller of Wait: its runtime.Goexit ends that
 // goroutine, and its panic ends the program (see callOutside).
 //
 // While it runs such a task, the goroutine is marked in runners, so that a
 // Go made inside the task on a full limited group follows the rule for Go
 // inside a task (setAside) instead of blocking: the slots it would
-// wait for may be held by the very tasks suspended below it.
+// wait for may be held by the very tasks suspended below it. A Wait made
+// inside the task records itself for helpers as one on a worker does
+// (enterJoin), with the task's group, which runners keeps.
 
 // waitFromOutside is Wait on a goroutine that is not a worker.
 //
@@ -160,47 +248,67 @@ func (w *worker) help(g *Group, own *int64) {
 // group's other tasks and ends the Wait (result), so that a panic the
 // group recovered is raised on the goroutine all the same.
 func (g *Group) waitFromOutside() {
+	id := gid.Current()
+	j, inTask := runners.find(id)
+	joined := inTask && g.enterJoin(runners.running[j])
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
 		g.waitOutside()
+		if joined {
+			g.leaveJoin()
+		}
 		if sl := g.slow.Load(); sl != nil {
 			sl.result()
 		}
 	}()
-	g.helpOutside()
+	g.helpOutside(id, j, inTask)
 	g.awaitOutside()
+	if joined {
+		g.leaveJoin()
+	}
 	returned = true
 }
 
-// helpOutside runs the group's tasks that the calling goroutine can reach
-// (see above) until there are none.
-func (g *Group) helpOutside() {
-	id := gid.Current()
-	if !runners.has(id) {
-		j, ok := runners.add(id)
-		if !ok {
+// helpOutside runs the group's tasks that the calling goroutine, id, can
+// reach (see above) until there are none. inTask tells that the goroutine
+// is running a task already, in slot j of runners.
+func (g *Group) helpOutside(id int64, j int, inTask bool) {
+	if !inTask {
+		var ok bool
+		if j, ok = runners.add(id); !ok {
 			return
 		}
 		defer runners.remove(j) // deferred: a task's Goexit unwinds through here
 	}
 	var c outsideCounts
 	defer global.publishOutside(id, &c) // deferred for Goexit too
-	isG := func(t *task) bool { return t.g.Load() == g }
+	joined := func(t *task) bool { return joinedFrom(t.g.Load(), g) }
 	var tr turns
 	for g.count() != 0 {
 		if f := global.inj.unpushIf(g); f.f != nil {
-			g.runOutside(f, &c, &tr)
-		} else {
-			t := global.stealFor(isG)
-			if t == nil {
-				return
-			}
+			g.runOutside(f, &c, &tr, j)
+		} else if t := global.stealFor(joined); t != nil {
 			c.steals++
+			h := t.g.Load()
+			if h != g && !joinable(t, g) {
+				global.requeue(t) // the chain broke before the claim
+				continue
+			}
+			if h != g {
+				joinHelped()
+			}
 			// The record is not recycled: free lists belong to workers.
-			g.runOutside(t.fn, &c, &tr)
+			h.runOutside(t.fn, &c, &tr, j)
+		} else if jb, ok := global.inj.takeJoined(g, xsync.Rand()); ok {
+			if jb.g != g {
+				joinHelped()
+			}
+			jb.g.runOutside(jb.fn, &c, &tr, j)
+		} else {
+			return
 		}
 		if tr.due() {
 			tr.giveWay(global)
@@ -209,8 +317,10 @@ func (g *Group) helpOutside() {
 }
 
 // runOutside runs f, a task of g that the calling goroutine (not a worker)
-// has taken, and accounts for it; c counts it if it ran.
-func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns) {
+// has taken while it waits for g or for a group whose chain of Waits leads
+// to g (join.go), and accounts for it; c counts it if it ran. j is the
+// goroutine's slot in runners.
+func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns, j int) {
 	if g.skips() {
 		g.drop(nil, false)
 		return
@@ -222,7 +332,7 @@ func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns) {
 		}
 		admitted = true
 	}
-	g.callOutside(f, admitted, c)
+	g.callOutside(f, admitted, c, j)
 	tr.body()
 }
 

@@ -193,3 +193,29 @@ func TestBlockedInWait(t *testing.T) {
 		}
 	})
 }
+
+// TestPatientWaitWokenByLastTask: a Wait on a worker whose group's last
+// task runs on another worker, with nothing to help with, waits in its
+// worker's place (worker.waitPatiently); the task's end must wake it. With
+// the patience an hour long and the monitor off, a lost wake-up is a hang.
+func TestPatientWaitWokenByLastTask(t *testing.T) {
+	withRescueOff(t, 2, false, func() {
+		patienceLong.Store(true)
+		defer patienceLong.Store(false)
+		runWaiter(t, "worker", func() {
+			me := current()
+			var g Group
+			started := make(chan struct{})
+			g.Go(func() error {
+				close(started)
+				testkit.WaitUntil(t, "the Wait waits in its worker's place", me.patient.Load)
+				return nil
+			})
+			<-started // on the other worker: the Wait has nothing to run
+			wantNil(t, "g.Wait()", g.Wait())
+			if me.patient.Load() {
+				t.Errorf("the worker still reads patient after its Wait returned")
+			}
+		})
+	})
+}

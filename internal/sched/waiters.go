@@ -1,7 +1,9 @@
 package sched
 
 import (
+	"slices"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/go-steal/steal/internal/explore/xsync"
@@ -89,6 +91,38 @@ func (g *Group) park(bit uint64, must func(s uint64) bool) (granted bool) {
 	granted, pk.granted = pk.granted, false
 	parkings.Put(pk)
 	return granted
+}
+
+// parkDoneFor is park for bitDone (a Wait's: until the count is zero)
+// with a time limit d. It reports false when d passed first; it has then
+// taken its registration off the bucket, unless a finisher took it off
+// first, in which case it takes that finisher's token, which is on its
+// way, before it returns: the parking goes back to the pool with none.
+func (g *Group) parkDoneFor(d time.Duration) (woken bool) {
+	b := bucketOf(g)
+	pk := parkings.Get().(*parking)
+	b.mu.Lock()
+	registered := countOf(g.state.Or(bitDone)|bitDone) != 0
+	if registered {
+		b.list = append(b.list, waiter{g: g, bit: bitDone, pk: pk})
+	}
+	b.mu.Unlock()
+	woken = true
+	if registered && !pk.p.ParkFor(d) {
+		b.mu.Lock()
+		i := slices.IndexFunc(b.list, func(wt waiter) bool { return wt.pk == pk })
+		if i >= 0 {
+			b.list = slices.Delete(b.list, i, i+1)
+		}
+		b.mu.Unlock()
+		if i >= 0 {
+			woken = false
+		} else {
+			pk.p.Park()
+		}
+	}
+	parkings.Put(pk)
+	return woken
 }
 
 // wake wakes every goroutine parked on g for bit and clears the bit; each

@@ -60,6 +60,9 @@ type worker struct {
 	posts uint32
 
 	mon monMarks // the monitor's alone (watchdog.go)
+	// patient: parked in a Wait's patience (waitPatiently), written by the
+	// occupant, read by the monitor and posters (blockedFor).
+	patient atomic.Bool
 
 	rng   uint64
 	free  []*task
@@ -79,6 +82,7 @@ type worker struct {
 	crashing bool
 	victim   *worker // whom the last find stole from, or nil
 	depth    int     // tasks executing on this goroutine (nested by Wait and Go)
+	running  *Group  // the group of the innermost of those tasks, nil between tasks (join.go)
 
 	surplusFn  func() bool // pool.surplus, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
@@ -186,6 +190,7 @@ func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 func (w *worker) replace() {
 	w.goexit = false
 	w.depth = 0
+	w.running = nil
 	// Between tasks (see worker.seq): the slot's next status reads are of
 	// the new goroutine, which is not in the task that ended.
 	w.seq.Store(w.started << 1)

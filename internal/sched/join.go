@@ -1,0 +1,139 @@
+package sched
+
+// Helping the thieves: what a Wait may run besides its own group's tasks.
+//
+// A Wait for g runs g's queued tasks (wait.go). When all of them have been
+// taken by other workers and still run there, it has nothing of g to run,
+// and before this step it parked, giving its worker's place to another
+// goroutine. In recursive fork-join (a group per call, as in fib) those
+// parked Waits piled up. ForkJoinPool's answer is to help the thief: run
+// the tasks that the stolen task itself is waiting for. This file decides
+// which tasks those are.
+//
+// # The rule
+//
+// A Wait for h that runs inside a task of group p, and finds tasks of h
+// still active, records p in h.awaitedIn for as long as it waits (the
+// first such Wait of h does; see enterJoin). Read as an edge "h is joined
+// inside a task of p", the records form chains. A Wait for g may run a
+// queued task t when the chain from t's group leads to g:
+//
+//	t.g = h_n, h_n.awaitedIn = h_{n-1}, ..., h_1.awaitedIn = h_0 = g
+//
+// (n = 0: t is g's own task). In words: t belongs to a group that a task
+// of g, or a task of a group that a task of g waits for, and so on, is
+// waiting for right now.
+//
+// # Why that adds no wait that errgroup lacks
+//
+// Running t on the waiting goroutine suspends the Wait for g until t
+// returns. That is harmless if the Wait could not have returned before t
+// anyway: then if t waits for something that the goroutine does only after
+// its Wait returns, the Wait would never have returned under errgroup
+// either. Along the chain it could not: a task T_1 of g is inside its
+// Wait for h_1 and cannot return before every task of h_1 has, among them
+// a task T_2 inside its Wait for h_2, and so on down to t's group h_n,
+// whose Wait cannot return before t has. g's Wait waits for T_1.
+//
+// The records are read while other goroutines change them, so the chain
+// is walked twice: once to choose a task (the steal's filter), and again,
+// from t's group up to g, after the task is claimed (joinable), when
+// nobody else can run or finish it. The second walk is what the argument
+// rests on. It reads the link of h_n first, at a moment when t is
+// unfinished and counted in h_n: the Wait recorded there is in progress
+// and cannot return before t does, so its task T_n is unfinished until t
+// is (and counted in h_{n-1}); the next link is read later, while T_n is
+// still unfinished, and so on up to g. Each link is read while the task
+// below it is known unfinished, so each recorded Wait waits for it.
+//
+// One assumption: a Wait that is in progress and sees a task counted in
+// its group returns only after that task. That is sync.WaitGroup's rule
+// for reuse (a Go that starts from zero active tasks must come after the
+// Wait returned), which errgroup inherits; a program that breaks it could
+// have its Wait return without that task, and the helping goroutine's
+// Wait then waits for t where errgroup's would not. A task whose chain
+// does not hold on the second walk is not run: it goes back to the queue
+// of tasks from outside (Pool.inject), already counted, for any worker
+// to take.
+//
+// # The tempting versions, and why not
+//
+//   - "Any task queued by a task of g" (its descendants): a task of g may
+//     queue into a group it never waits for, and that task may wait for
+//     what the goroutine of g's Wait does only after Wait returns:
+//
+//     g.Go(func() error { other.Go(func() error { <-ch; return nil }); return nil })
+//     g.Wait() // must not run other's task
+//     close(ch)
+//
+//     Only a Wait in progress turns a queued task into one that g's Wait
+//     waits for: TestWaitRunsNoTaskItDoesNotWaitFor.
+//   - Trusting the first walk: between the filter and the claim, the
+//     Wait that recorded a link may have returned and its group been given
+//     new tasks that nobody waits for (see the second walk above).
+//   - Any task of any deque, as Rayon's wait_until runs: worker.help's
+//     example deadlocks.
+//
+// # What a helped task does to the helper
+//
+// It runs on the waiting goroutine as g's own tasks do: its panic and
+// runtime.Goexit are those of any task run by a Wait (panic.go: a panic
+// the group does not recover ends the program, with frames of other
+// tasks below; a Goexit unwinds the waiting task too, and helpUntilDone's
+// deferred function finishes the Wait); if it blocks, the goroutine
+// blocks in it, and the pool treats it as a worker blocked in a task
+// (status.go, fallback.go) or, outside the pool, as the caller's own
+// goroutine blocked. Its completion is counted in its own group, at once
+// (not in the helping Wait's batch, which is g's).
+
+// joinHops is the most links the chain walk follows. A cycle of records
+// (two tasks each waiting for the other's group, a deadlock under errgroup
+// too) must not loop it for ever; a longer chain is not followed, which
+// only leaves some task to its thief.
+const joinHops = 64
+
+// enterJoin records, when the caller is a task of group in (non-nil) and
+// is about to wait for g's active tasks, that g is joined inside a task
+// of in; it reports whether it did, in which case the caller calls
+// leaveJoin before its Wait returns. Only one Wait of g records itself at a
+// time: a second one, concurrent, leaves the record alone, which only
+// hides a chain from helpers (the tempting overwrite would let the first
+// Wait's leaveJoin clear the second one's record, or leave a record of a
+// Wait that has returned).
+func (g *Group) enterJoin(in *Group) bool {
+	if in == nil || in == g {
+		return false
+	}
+	return g.awaitedIn.CompareAndSwap(nil, in)
+}
+
+// leaveJoin ends what enterJoin recorded. It runs after the Wait has seen
+// the count at zero and before it returns: a Go that follows the return
+// (reusing g) then follows the clearing, and no helper that claimed one of
+// its tasks can still read the old record (see the second walk above).
+func (g *Group) leaveJoin() { g.awaitedIn.Store(nil) }
+
+// joinedFrom reports whether the chain of records from h leads to g
+// (h == g included), following at most joinHops links.
+func joinedFrom(h, g *Group) bool {
+	for links := 0; ; links++ {
+		if h == g {
+			return true
+		}
+		if h == nil || links == joinHops {
+			return false
+		}
+		h = h.awaitedIn.Load()
+	}
+}
+
+// joinable reports whether t, a task claimed by a Wait for g (nobody else
+// can run it now), may run on that Wait's goroutine: the second walk of
+// the chain. The filter that chose t took the first.
+func joinable(t *task, g *Group) bool { return joinedFrom(t.g.Load(), g) }
+
+// requeue queues t, a task claimed by a helping Wait that may not run it
+// after all (joinable), into the injector, for any worker to take: it is
+// already counted in its group. The record is not recycled here: a Wait
+// outside the pool has no free list, and this is rare.
+func (p *Pool) requeue(t *task) { p.inject(job{fn: t.fn, g: t.g.Load()}) }

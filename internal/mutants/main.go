@@ -444,16 +444,16 @@ var mutants = []mutant{
 	},
 	{
 		name:  "join-record-kept",
-		bug:   "a Wait's record of its join outlives the Wait",
+		bug:   "the record of a group's last Wait outlives the group's start from no active task",
 		file:  "internal/sched/join.go",
-		edits: []edit{{"func (g *Group) leaveJoin() { g.awaitedIn.Store(nil) }", "func (g *Group) leaveJoin() {}"}},
+		edits: []edit{{"if s&countMask == oneTask && g.awaitedIn.Load() != nil {", "if false {"}},
 		check: joinRules,
 	},
 	{
 		name:  "join-record-overwritten",
 		bug:   "a second Wait for a group overwrites the first one's record of its join",
 		file:  "internal/sched/join.go",
-		edits: []edit{{"return g.awaitedIn.CompareAndSwap(nil, in)", "g.awaitedIn.Store(in)\n\treturn true"}},
+		edits: []edit{{"g.awaitedIn.CompareAndSwap(nil, in)", "g.awaitedIn.Store(in)"}},
 		check: joinRules,
 	},
 	{
@@ -540,7 +540,7 @@ var mutants = []mutant{
 		name:  "group-go-lost-update",
 		bug:   "Go adds its task to the count with a load and a store, so a Go or a completion at the same moment is lost",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\tdefault:\n\t\tg.state.Add(oneTask)\n\t}\n\tg.queue(g.submitted(f, w), w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.queue(g.submitted(f, w), w)\n}"}},
+		edits: []edit{{"\tdefault:\n\t\tg.added(g.state.Add(oneTask))\n\t}\n\tg.queue(g.submitted(f, w), w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.queue(g.submitted(f, w), w)\n}"}},
 		check: exploreSched,
 	},
 	{
@@ -555,7 +555,7 @@ var mutants = []mutant{
 		bug:  "a finisher reads whether tasks are set aside for a slot before it frees its own, so a task set aside meanwhile is never started",
 		file: "internal/sched/group.go",
 		edits: []edit{
-			{"\tlimit := g.limit\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {", "\tlimit := g.limit\n\tsl := g.slow.Load()\n\tparked := limit > 0 && sl != nil && sl.nParked.Load() > 0\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {"},
+			{"\tlimit := g.limit()\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {", "\tlimit := g.limit()\n\tsl := g.slow.Load()\n\tparked := limit > 0 && sl != nil && sl.nParked.Load() > 0\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {"},
 			{"\t\tif sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {\n\t\t\tw := current()", "\t\tif parked {\n\t\t\tw := current()"},
 		},
 		check: limitSetAside,

@@ -24,19 +24,16 @@ type Group struct {
 	// anybody must be woken: one atomic operation on the fast path.
 	state atomic.Uint64
 
-	// limit > 0 bounds the active tasks; 0 means no limit; blockAll is
-	// SetLimit(0). Written by SetLimit only while no task is active.
-	limit int64
-
-	// slow holds what only errors, contexts, the failure modes and parked
-	// tasks need. Fork-join code makes a Group per call, and a service one
-	// per request, so the common Group stays small (32 bytes) and the rest
-	// is allocated on first need.
+	// slow holds what only limits, errors, contexts, the failure modes and
+	// parked tasks need. Fork-join code makes a Group per call, and a
+	// service one per request, so the common Group stays small (24 bytes,
+	// three words) and the rest is allocated on first need.
 	slow atomic.Pointer[groupSlow]
 
 	// awaitedIn is the group of the task whose Wait for this group is in
-	// progress, if a task's Wait is (the first one: enterJoin); it links
-	// the chains that helping Waits follow (join.go).
+	// progress, if a task's Wait is (the first one: enterJoin), or was,
+	// until the group starts again (added); it links the chains that
+	// helping Waits follow (join.go).
 	awaitedIn atomic.Pointer[Group]
 }
 
@@ -60,9 +57,15 @@ func countOf(s uint64) int64 { return int64((s & countMask) / oneTask) }
 // runningOf returns the executing count held in a state word.
 func runningOf(s uint64) int64 { return int64(s / oneRunning) }
 
-// groupSlow is the part of a Group that errors, panics, cancellation and
-// parked tasks use.
+// groupSlow is the part of a Group that limits, errors, panics,
+// cancellation and parked tasks use.
 type groupSlow struct {
+	// limit > 0 bounds the active tasks; 0 means no limit; blockAll is
+	// SetLimit(0). Written by SetLimit only while no task is active (or,
+	// to 0, at any time: see SetLimit). A group without a slow part has
+	// no limit (Group.limit).
+	limit int64
+
 	errSet atomic.Bool
 	err    error           // written once, by the task whose CAS on errSet won
 	ctx    context.Context // set by WithContext before first use
@@ -82,6 +85,14 @@ type groupSlow struct {
 	nParked atomic.Int64
 	mu      xsync.Mutex
 	parked  []fn
+}
+
+// limit returns the group's limit (see groupSlow.limit): 0 for none.
+func (g *Group) limit() int64 {
+	if sl := g.slow.Load(); sl != nil {
+		return sl.limit
+	}
+	return 0
 }
 
 // sl returns the slow part, allocating it on first use.
@@ -112,9 +123,13 @@ func (g *Group) count() int64 { return countOf(g.state.Load()) }
 // errgroup allows it; it returns 0.
 func (g *Group) SetLimit(n int) (active int64) {
 	if n < 0 {
+		sl := g.slow.Load()
+		if sl == nil {
+			return 0 // no limit to remove
+		}
 		// Tasks set aside for a slot need none now.
-		g.limit = 0
-		if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
+		sl.limit = 0
+		if sl.nParked.Load() > 0 {
 			for w := current(); g.unpark(w); {
 			}
 		}
@@ -123,9 +138,10 @@ func (g *Group) SetLimit(n int) (active int64) {
 	if active = g.count(); active != 0 {
 		return active
 	}
-	g.limit = int64(n)
+	sl := g.sl()
+	sl.limit = int64(n)
 	if n == 0 {
-		g.limit = blockAll
+		sl.limit = blockAll
 	}
 	return 0
 }
@@ -135,18 +151,22 @@ func (g *Group) SetLimit(n int) (active int64) {
 // (acquireOutside) and sets f aside inside one (setAside); on a group
 // with limit 0 it blocks for ever.
 func (g *Group) Go(f func() error) {
-	if sl := g.slow.Load(); sl != nil && sl.refusesGo() {
-		return
+	limit := int64(0)
+	if sl := g.slow.Load(); sl != nil {
+		if sl.refusesGo() {
+			return
+		}
+		limit = sl.limit
 	}
 	w := current()
 	switch {
-	case g.limit == blockAll:
+	case limit == blockAll:
 		// errgroup's Go blocks forever on a zero-capacity semaphore; so
 		// do we, visibly to the runtime's deadlock detector.
 		var never chan struct{}
 		<-never
-	case g.limit > 0:
-		if g.tryAcquire() {
+	case limit > 0:
+		if g.tryAcquire(limit) {
 			break
 		}
 		if w == nil && !runners.has(gid.Current()) {
@@ -156,7 +176,7 @@ func (g *Group) Go(f func() error) {
 		g.setAside(g.submitted(f, w), w) // inside a task
 		return
 	default:
-		g.state.Add(oneTask)
+		g.added(g.state.Add(oneTask))
 	}
 	g.queue(g.submitted(f, w), w)
 }
@@ -164,18 +184,22 @@ func (g *Group) Go(f func() error) {
 // TryGo implements wsgroup.Group.TryGo: it adds f as a task of g if that
 // keeps the active tasks within the limit, and reports whether it did.
 func (g *Group) TryGo(f func() error) bool {
-	if sl := g.slow.Load(); sl != nil && sl.refusesGo() {
-		return false
+	limit := int64(0)
+	if sl := g.slow.Load(); sl != nil {
+		if sl.refusesGo() {
+			return false
+		}
+		limit = sl.limit
 	}
 	switch {
-	case g.limit == blockAll:
+	case limit == blockAll:
 		return false
-	case g.limit > 0:
-		if !g.tryAcquire() {
+	case limit > 0:
+		if !g.tryAcquire(limit) {
 			return false // full
 		}
 	default:
-		g.state.Add(oneTask)
+		g.added(g.state.Add(oneTask))
 	}
 	w := current()
 	g.queue(g.submitted(f, w), w)
@@ -203,14 +227,16 @@ func (g *Group) queue(f fn, w *worker) {
 	}
 }
 
-// tryAcquire adds one active task if that keeps the count within limit.
-func (g *Group) tryAcquire() bool {
+// tryAcquire adds one active task if that keeps the count within limit,
+// the group's.
+func (g *Group) tryAcquire(limit int64) bool {
 	for {
 		s := g.state.Load()
-		if countOf(s) >= g.limit {
+		if countOf(s) >= limit {
 			return false
 		}
 		if g.state.CompareAndSwap(s, s+oneTask) {
+			g.added(s + oneTask)
 			return true
 		}
 	}
@@ -244,7 +270,7 @@ func (g *Group) tryAcquire() bool {
 // may wait for what the caller does after Go returns; and a Goexit in it
 // would end the caller in the middle of its Go, before its task is queued.
 func (g *Group) setAside(f fn, w *worker) {
-	g.state.Add(oneTask)
+	g.added(g.state.Add(oneTask))
 	g.parkTask(f, w)
 }
 
@@ -281,10 +307,13 @@ func (g *Group) parkTask(f fn, w *worker) {
 //
 // A goroutine that runs a task outside the pool (it is in runners) does
 // not come here: a Go inside a task sets its task aside (setAside).
+//
+// The limit is read again on each try, as SetLimit(-1) may change it.
 func (g *Group) acquireOutside() {
 	spin := global.size.Load() > 1 && !submitPollOff.Load() // tests only: see switches.go
 	for i := 0; ; i++ {
-		if g.tryAcquire() {
+		limit := g.limit()
+		if g.tryAcquire(limit) {
 			return
 		}
 		if i < submitPolls && spin {
@@ -292,7 +321,7 @@ func (g *Group) acquireOutside() {
 			// CPU a worker is finishing a task right now, and a yield
 			// costs a trip through the runtime's global run queue.
 			for range 32 {
-				if countOf(g.state.Load()) < g.limit {
+				if countOf(g.state.Load()) < limit {
 					break
 				}
 			}
@@ -304,7 +333,7 @@ func (g *Group) acquireOutside() {
 			xsync.Gosched()
 			continue
 		}
-		if g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit }) {
+		if g.park(bitSlot, func(s uint64) bool { return countOf(s) >= limit }) {
 			return
 		}
 	}
@@ -317,7 +346,7 @@ func (g *Group) acquireOutside() {
 func (g *Group) done(k int64) int64 {
 	// Read the limit before the subtraction: once it lets Wait return,
 	// the owner may call SetLimit.
-	limit := g.limit
+	limit := g.limit()
 	if limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {
 		// One slot went straight to a parked Go.
 		if k--; k == 0 {
@@ -351,7 +380,7 @@ func (g *Group) done(k int64) int64 {
 // and so at most limit can be executing: this check is the execution
 // bound's own guard, and parks a task only if that accounting is broken.
 func (g *Group) startRunning(w *worker, f fn) bool {
-	if runningOf(g.state.Add(oneRunning)) <= g.limit {
+	if runningOf(g.state.Add(oneRunning)) <= g.limit() {
 		return true
 	}
 	g.state.Add(^uint64(oneRunning - 1))
@@ -373,7 +402,7 @@ func (g *Group) stopRunning() {
 func (g *Group) unpark(w *worker) bool {
 	sl := g.sl()
 	sl.mu.Lock()
-	if n := len(sl.parked); n == 0 || g.limit > 0 && g.count()-int64(n) >= g.limit {
+	if n := len(sl.parked); n == 0 || sl.limit > 0 && g.count()-int64(n) >= sl.limit {
 		sl.mu.Unlock()
 		return false
 	}

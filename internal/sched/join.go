@@ -1,5 +1,7 @@
 package sched
 
+import "unsafe"
+
 // Helping the thieves: what a Wait may run besides its own group's tasks.
 //
 // A Wait for g runs g's queued tasks (wait.go). When all of them have been
@@ -13,8 +15,9 @@ package sched
 // # The rule
 //
 // A Wait for h that runs inside a task of group p, and finds tasks of h
-// still active, records p in h.awaitedIn for as long as it waits (the
-// first such Wait of h does; see enterJoin). Read as an edge "h is joined
+// still active, records p in h.awaitedIn (the first such Wait of h does,
+// and the record goes when h next starts from no active task; see
+// enterJoin). Read as an edge "h is joined
 // inside a task of p", the records form chains. A Wait for g may run a
 // queued task t when the chain from t's group leads to g:
 //
@@ -40,18 +43,21 @@ package sched
 // from t's group up to g, after the task is claimed (joinable), when
 // nobody else can run or finish it. The second walk is what the argument
 // rests on. It reads the link of h_n first, at a moment when t is
-// unfinished and counted in h_n: the Wait recorded there is in progress
-// and cannot return before t does, so its task T_n is unfinished until t
+// unfinished and counted in h_n, so h_n has active tasks and its record
+// is that of a Wait in progress (enterJoin), which cannot return before
+// t does, so its task T_n is unfinished until t
 // is (and counted in h_{n-1}); the next link is read later, while T_n is
 // still unfinished, and so on up to g. Each link is read while the task
 // below it is known unfinished, so each recorded Wait waits for it.
 //
 // One assumption: a Wait that is in progress and sees a task counted in
-// its group returns only after that task. That is sync.WaitGroup's rule
-// for reuse (a Go that starts from zero active tasks must come after the
-// Wait returned), which errgroup inherits; a program that breaks it could
-// have its Wait return without that task, and the helping goroutine's
-// Wait then waits for t where errgroup's would not. A task whose chain
+// its group returns only after that task, and a record left by a Wait
+// that has returned is gone before the group has a task again. Both are
+// sync.WaitGroup's rule for reuse (a Go that starts from zero active
+// tasks must come after the Wait returned), which errgroup inherits; a
+// program that breaks it could have a Wait return without that task, and
+// the helping goroutine's Wait then waits for t where errgroup's would
+// not. A task whose chain
 // does not hold on the second walk is not run: it goes back to the queue
 // of tasks from outside (Pool.inject), already counted, for any worker
 // to take.
@@ -94,24 +100,36 @@ const joinHops = 64
 
 // enterJoin records, when the caller is a task of group in (non-nil) and
 // is about to wait for g's active tasks, that g is joined inside a task
-// of in; it reports whether it did, in which case the caller calls
-// leaveJoin before its Wait returns. Only one Wait of g records itself at a
-// time: a second one, concurrent, leaves the record alone, which only
-// hides a chain from helpers (the tempting overwrite would let the first
-// Wait's leaveJoin clear the second one's record, or leave a record of a
-// Wait that has returned).
-func (g *Group) enterJoin(in *Group) bool {
-	if in == nil || in == g {
-		return false
+// of in. Only one Wait of g records itself: a second one, concurrent,
+// leaves the record alone, which only hides a chain from helpers (the
+// tempting overwrite records a task that may return, and its Wait with
+// it, while the first Wait still waits).
+//
+// The record is not cleared when the Wait returns: clearing it there cost
+// every fork-join node a second atomic store with the collector's write
+// barrier. It is cleared by the Go that starts g again from no active task
+// (added), before that task is queued. In between, g has no task to help
+// with, so nobody follows the record; and under sync.WaitGroup's rule for
+// reuse, that Go comes after every Wait for g has returned. So a group
+// with active tasks carries only the record of a Wait in progress (or
+// none). (The tempting version, leave the record and check that g has
+// active tasks, accepts the record of a Wait that returned, of a task
+// that has gone on to give g new tasks it never waits for.)
+func (g *Group) enterJoin(in *Group) {
+	if in != nil && in != g {
+		g.awaitedIn.CompareAndSwap(nil, in)
 	}
-	return g.awaitedIn.CompareAndSwap(nil, in)
 }
 
-// leaveJoin ends what enterJoin recorded. It runs after the Wait has seen
-// the count at zero and before it returns: a Go that follows the return
-// (reusing g) then follows the clearing, and no helper that claimed one of
-// its tasks can still read the old record (see the second walk above).
-func (g *Group) leaveJoin() { g.awaitedIn.Store(nil) }
+// added is told the state s after a task was added to g (by Go, TryGo,
+// or a Go that set its task aside), before the task is queued: when it
+// is g's only active task, g starts again, and the record of the Wait
+// that ended its last use goes (see enterJoin). One load on the way.
+func (g *Group) added(s uint64) {
+	if s&countMask == oneTask && g.awaitedIn.Load() != nil {
+		g.awaitedIn.Store(nil)
+	}
+}
 
 // joinedFrom reports whether the chain of records from h leads to g
 // (h == g included), following at most joinHops links.
@@ -137,3 +155,22 @@ func joinable(t *task, g *Group) bool { return joinedFrom(t.g.Load(), g) }
 // already counted in its group. The record is not recycled here: a Wait
 // outside the pool has no free list, and this is rare.
 func (p *Pool) requeue(t *task) { p.inject(job{fn: t.fn, g: t.g.Load()}) }
+
+// groupRef is the address of a group that its holder knows to be alive:
+// the group of a task running on the holder's goroutine, whose frames
+// (worker.call's, callOutside's) hold the group itself. It is kept as an
+// integer so that the store of every task's group, before and after the
+// task, costs no write barrier while the collector marks (a *Group field
+// of the worker would); the collector need not see it, since those frames
+// keep the group alive for as long as the ref is set. Only the goroutine
+// that runs the task reads it back (group), for enterJoin.
+type groupRef uintptr
+
+// refOf returns g's ref.
+func refOf(g *Group) groupRef { return groupRef(uintptr(unsafe.Pointer(g))) }
+
+// group returns the group r refers to, which must be alive (see groupRef),
+// or nil. The conversion reads r's bits as a pointer: the group is live,
+// so the collector can neither have freed nor moved it (Go's collector
+// does not move heap objects).
+func (r groupRef) group() *Group { return *(**Group)(unsafe.Pointer(&r)) }

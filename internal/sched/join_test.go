@@ -164,16 +164,23 @@ func TestWaitHelpsAlongTheChain(t *testing.T) {
 	}
 }
 
-// TestJoinRecords: what enterJoin records and joinedFrom follows.
+// TestJoinRecords: what enterJoin records, how long it lasts (until the
+// group starts again from no active task: added), and what joinedFrom
+// follows.
 func TestJoinRecords(t *testing.T) {
 	var a, b, c, d Group
-	if a.enterJoin(nil) || a.enterJoin(&a) {
+	a.enterJoin(nil)
+	a.enterJoin(&a)
+	if a.awaitedIn.Load() != nil {
 		t.Fatalf("a Wait outside any task, or inside a task of its own group, recorded a join")
 	}
-	if !b.enterJoin(&a) || !c.enterJoin(&b) {
+	b.enterJoin(&a)
+	c.enterJoin(&b)
+	if b.awaitedIn.Load() != &a || c.awaitedIn.Load() != &b {
 		t.Fatalf("a Wait inside a task recorded no join")
 	}
-	if c.enterJoin(&d) {
+	c.enterJoin(&d)
+	if c.awaitedIn.Load() != &b {
 		t.Errorf("a second Wait for c, inside a task of d, overwrote the record of the first")
 	}
 	if !joinedFrom(&c, &a) || !joinedFrom(&c, &b) || !joinedFrom(&b, &a) || !joinedFrom(&a, &a) {
@@ -182,29 +189,50 @@ func TestJoinRecords(t *testing.T) {
 	if joinedFrom(&a, &b) || joinedFrom(&d, &a) || joinedFrom(&c, &d) {
 		t.Errorf("a chain is followed the wrong way, or where there is none")
 	}
-	c.leaveJoin()
-	if joinedFrom(&c, &a) {
-		t.Errorf("c's record outlived its Wait")
+	// c's Wait has returned (c has no active task): its record stays
+	// until c starts again, and goes before c's first new task is queued,
+	// whichever way it is given.
+	for _, give := range []struct {
+		name string
+		f    func(g *Group)
+	}{
+		{"Go", func(g *Group) { g.Go(func() error { return nil }) }},
+		{"TryGo", func(g *Group) { g.TryGo(func() error { return nil }) }},
+		{"Go under a limit", func(g *Group) { g.SetLimit(1); g.Go(func() error { return nil }) }},
+	} {
+		var h Group
+		h.enterJoin(&a)
+		give.f(&h)
+		if joinedFrom(&h, &a) {
+			t.Errorf("the record of h's last Wait outlived h's start by %s", give.name)
+		}
+		wantNil(t, "h.Wait()", h.Wait())
 	}
+	var h Group
+	h.Go(func() error { return nil })
+	h.enterJoin(&a) // a Wait in progress
+	h.Go(func() error { return nil })
+	if !joinedFrom(&h, &a) {
+		t.Errorf("a Go while h had active tasks took the record of the Wait in progress")
+	}
+	wantNil(t, "h.Wait()", h.Wait())
 	// A cycle (two tasks each waiting for the other's group: a deadlock
 	// under errgroup as well) ends the walk at its bound.
-	a.enterJoin(&b)
-	if joinedFrom(&a, &d) {
+	var x, y Group
+	x.enterJoin(&y)
+	y.enterJoin(&x)
+	if joinedFrom(&x, &d) {
 		t.Errorf("a chain through a cycle reached a group outside it")
 	}
-	a.leaveJoin()
-	b.leaveJoin()
 	// A chain longer than the bound is not followed (joinHops).
-	gs := make([]Group, joinHops+1) // joinHops links
+	gs := make([]Group, joinHops+2)
 	for i := 1; i < len(gs); i++ {
 		gs[i].enterJoin(&gs[i-1])
 	}
 	if !joinedFrom(&gs[joinHops], &gs[0]) {
 		t.Errorf("a chain of %d links is not followed", joinHops)
 	}
-	extra := new(Group)
-	extra.enterJoin(&gs[joinHops])
-	if joinedFrom(extra, &gs[0]) {
+	if joinedFrom(&gs[joinHops+1], &gs[0]) {
 		t.Errorf("a chain of %d links is followed", joinHops+1)
 	}
 }

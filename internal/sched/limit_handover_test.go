@@ -85,7 +85,7 @@ func batchedDoneWakesParkedGos(t *testing.T, limit int) {
 	var g Group
 	g.SetLimit(limit)
 	for range limit {
-		if !g.tryAcquire() {
+		if !g.tryAcquire(g.limit()) {
 			t.Fatalf("an empty group of limit %d refused a slot", limit)
 		}
 	}

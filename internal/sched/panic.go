@@ -106,7 +106,7 @@ func (g *Group) taskPanicked(v any, w *worker) {
 func (w *worker) call(f fn, g *Group, admitted bool) {
 	ended := false // callTask returned: no Goexit
 	outer := w.running
-	w.running = g
+	w.running = refOf(g) // g stays alive meanwhile: the deferred call below uses it
 	defer func() {
 		if w.crashing {
 			return // the task's panic is ending the program (taskPanicked)
@@ -199,7 +199,7 @@ func (g *Group) callTask(f fn, w *worker) (returned, handled bool) {
 func (g *Group) callOutside(f fn, admitted bool, c *outsideCounts, j int) {
 	ended := false // callTask returned: no Goexit
 	outer := runners.running[j]
-	runners.running[j] = g
+	runners.running[j] = refOf(g) // g stays alive meanwhile: the deferred call below uses it
 	defer func() {
 		runners.running[j] = outer
 		c.tasks++

@@ -17,11 +17,11 @@ var runners runnerSet
 // since no other goroutine writes a slot that holds it.
 //
 // running[j] is the group of the innermost task that the goroutine in slot
-// j is running (nil between tasks), for the records of join.go; only that
+// j is running (0 between tasks), for the records of join.go; only that
 // goroutine reads or writes it.
 type runnerSet struct {
 	slots   [runnerSlots]atomic.Int64
-	running [runnerSlots]*Group
+	running [runnerSlots]groupRef
 }
 
 const (
@@ -65,6 +65,6 @@ func (s *runnerSet) add(id int64) (int, bool) {
 
 // remove takes the id in slot j out of the set; only its goroutine may.
 func (s *runnerSet) remove(j int) {
-	s.running[j] = nil
+	s.running[j] = 0
 	s.slots[j].Store(0)
 }

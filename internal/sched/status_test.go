@@ -330,33 +330,19 @@ func TestStatusRuntimeWaitHandedOnAfterBound(t *testing.T) {
 // waits; it is waiting on purpose, for a bounded time, and the status
 // checks must leave its place alone (blockedFor), where they would hand on
 // a worker whose task read blocked this long. The test makes the checks
-// itself (the monitor is off), one round after another until two rounds
-// have been more than the checks' gap apart.
+// itself (the monitor is off, see whilePatient), one round after another
+// until two rounds have been more than the checks' gap apart.
 func TestStatusSparesPatientWait(t *testing.T) {
 	needStatus(t)
-	withRescueOff(t, 2, false, func() {
-		patienceLong.Store(true)
-		defer patienceLong.Store(false)
-		runWaiter(t, "worker", func() {
-			me := current()
-			var g Group
-			started := make(chan struct{})
-			g.Go(func() error {
-				close(started)
-				testkit.WaitUntil(t, "the Wait waits in its worker's place", me.patient.Load)
-				before := handedOff(handOffBlocked)
-				first := nanotime()
-				testkit.WaitUntil(t, "two rounds of checks more than the gap apart", func() bool {
-					global.handOffBlocked(global.scanned(), current())
-					return nanotime()-first > 2*int64(blockedGap)
-				})
-				if n := handedOff(handOffBlocked) - before; n != 0 || detachedFor(detachMonitor) != 0 {
-					t.Errorf("the checks handed on %d workers, with a Wait waiting in its worker's place", n)
-				}
-				return nil
-			})
-			<-started
-			wantNil(t, "g.Wait()", g.Wait())
+	whilePatient(t, func() {
+		before := handedOff(handOffBlocked)
+		first := nanotime()
+		testkit.WaitUntil(t, "two rounds of checks more than the gap apart", func() bool {
+			global.handOffBlocked(global.scanned(), current())
+			return nanotime()-first > 2*int64(blockedGap)
 		})
+		if n := handedOff(handOffBlocked) - before; n != 0 || detachedFor(detachMonitor) != 0 {
+			t.Errorf("the checks handed on %d workers, with a Wait waiting in its worker's place", n)
+		}
 	})
 }

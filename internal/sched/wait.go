@@ -51,11 +51,11 @@ func (g *Group) Wait() error {
 // recovered in worker.call or ends the program there (fatalPanic).
 //
 // A Wait inside a task records itself for the helpers of the task's own
-// group (enterJoin, join.go) until it has seen the count at zero.
+// group (enterJoin, join.go).
 func (g *Group) helpUntilDone(w *worker) {
 	var own int64 // see help
 	returned := false
-	joined := g.enterJoin(w.running)
+	g.enterJoin(w.running.group())
 	defer func() {
 		if returned {
 			return
@@ -68,17 +68,11 @@ func (g *Group) helpUntilDone(w *worker) {
 		w.block()
 		g.waitOutside()
 		w.unblock()
-		if joined {
-			g.leaveJoin()
-		}
 		if sl := g.slow.Load(); sl != nil {
 			sl.result()
 		}
 	}()
 	w.help(g, &own)
-	if joined {
-		g.leaveJoin()
-	}
 	returned = true
 }
 
@@ -86,8 +80,9 @@ func (g *Group) helpUntilDone(w *worker) {
 // from its deque while the newest task there is g's, then stolen from other
 // workers, with the tasks that g's running tasks wait for (join.go:
 // joinedFrom chooses, joinable checks again once the task is claimed).
-// When none is within reach, it blocks until g finishes and lets the pool
-// run another worker meanwhile (block).
+// When none is within reach, it polls the count for a moment, waits in
+// its place for up to joinPatience (waitPatiently), and then blocks until
+// g finishes, letting the pool run another worker meanwhile (block).
 //
 // It runs no other task. The tempting version, run whatever is queued while
 // waiting, as work-stealing runtimes usually do, deadlocks correct errgroup
@@ -126,7 +121,14 @@ func (w *worker) help(g *Group, own *int64) {
 			}
 			return
 		}
-		if t := w.takeJoined(g, isG, joined); t != nil {
+		if t := w.dq.PopIf(isG); t != nil {
+			w.st.localPops++
+			dry = 0
+			w.execute(t, own)
+			w.endTurn()
+			continue
+		}
+		if t := w.takeJoined(g, joined); t != nil {
 			dry = 0
 			if t.g.Load() == g {
 				w.execute(t, own)
@@ -174,16 +176,12 @@ func (w *worker) help(g *Group, own *int64) {
 	}
 }
 
-// takeJoined takes a task that help may run for g (join.go): from the
-// worker's own deque while the newest task there is g's (isG), then the
-// oldest task of another worker's deque on a chain of joins leading to g
-// (joined, with the second walk once it is claimed), then the oldest task
-// of an injector shard on such a chain. It returns nil when there is none.
-func (w *worker) takeJoined(g *Group, isG, joined func(*task) bool) *task {
-	if t := w.dq.PopIf(isG); t != nil {
-		w.st.localPops++
-		return t
-	}
+// takeJoined takes a task that help may run for g (join.go), other than
+// from its own deque: the oldest task of another worker's deque on a chain
+// of joins leading to g (joined, with the second walk once it is
+// claimed), or the oldest task of an injector shard on such a chain. It
+// returns nil when there is none.
+func (w *worker) takeJoined(g *Group, joined func(*task) bool) *task {
 	for {
 		t := w.stealIf(joined)
 		if t == nil {
@@ -220,11 +218,12 @@ func (w *worker) waitPatiently(g *Group) {
 
 // A goroutine that is not a worker (a request handler, main) runs tasks of
 // its own group while it waits for the group in Wait, and the tasks its
-// group's running tasks wait for (join.go), until nothing is within reach. (Not while a Go waits for a slot: see
-// Group.acquireOutside.) The tasks it can reach are the group's
-// newest tasks in its own shard of the injector, which are most likely the
-// ones it has just submitted, and the oldest task of a worker's deque when
-// that task is the group's. Running them itself saves their hand-off to a
+// group's running tasks wait for (join.go), until nothing is within
+// reach. (Not while a Go waits for a slot: see Group.acquireOutside.) The
+// tasks it can reach are the group's newest tasks in its own shard of the
+// injector, which are most likely the ones it has just submitted, and the
+// oldest task of a worker's deque or of an injector shard when that task
+// is one of those. Running them itself saves their hand-off to a
 // worker and its own park and wake-up, and its CPU is not idle while it
 // waits (ForkJoinPool's external joins help the same way).
 //
@@ -250,25 +249,21 @@ func (w *worker) waitPatiently(g *Group) {
 func (g *Group) waitFromOutside() {
 	id := gid.Current()
 	j, inTask := runners.find(id)
-	joined := inTask && g.enterJoin(runners.running[j])
+	if inTask {
+		g.enterJoin(runners.running[j].group())
+	}
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
 		g.waitOutside()
-		if joined {
-			g.leaveJoin()
-		}
 		if sl := g.slow.Load(); sl != nil {
 			sl.result()
 		}
 	}()
 	g.helpOutside(id, j, inTask)
 	g.awaitOutside()
-	if joined {
-		g.leaveJoin()
-	}
 	returned = true
 }
 
@@ -326,7 +321,7 @@ func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns, j int) {
 		return
 	}
 	admitted := false
-	if g.limit > 0 {
+	if g.limit() > 0 {
 		if !g.startRunning(nil, f) {
 			return // parked; a worker will resubmit it
 		}

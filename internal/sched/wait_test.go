@@ -194,11 +194,13 @@ func TestBlockedInWait(t *testing.T) {
 	})
 }
 
-// TestPatientWaitWokenByLastTask: a Wait on a worker whose group's last
-// task runs on another worker, with nothing to help with, waits in its
-// worker's place (worker.waitPatiently); the task's end must wake it. With
-// the patience an hour long and the monitor off, a lost wake-up is a hang.
-func TestPatientWaitWokenByLastTask(t *testing.T) {
+// whilePatient runs, at GOMAXPROCS 2 with the monitor off and a Wait's
+// patience an hour long, a Wait on a worker whose group's last task runs
+// on the other worker and calls during once the Wait waits in its
+// worker's place (worker.waitPatiently); then the task returns, and its
+// end must wake the Wait. A lost wake-up is a hang.
+func whilePatient(t *testing.T, during func()) {
+	t.Helper()
 	withRescueOff(t, 2, false, func() {
 		patienceLong.Store(true)
 		defer patienceLong.Store(false)
@@ -209,6 +211,7 @@ func TestPatientWaitWokenByLastTask(t *testing.T) {
 			g.Go(func() error {
 				close(started)
 				testkit.WaitUntil(t, "the Wait waits in its worker's place", me.patient.Load)
+				during()
 				return nil
 			})
 			<-started // on the other worker: the Wait has nothing to run
@@ -218,4 +221,10 @@ func TestPatientWaitWokenByLastTask(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestPatientWaitWokenByLastTask: a Wait that waits in its worker's place
+// is woken by its group's last task (whilePatient).
+func TestPatientWaitWokenByLastTask(t *testing.T) {
+	whilePatient(t, func() {})
 }

@@ -80,9 +80,9 @@ type worker struct {
 	// crashing: a task's panic is being raised again to end the program
 	// (taskPanicked); the deferred halves of call finish nothing.
 	crashing bool
-	victim   *worker // whom the last find stole from, or nil
-	depth    int     // tasks executing on this goroutine (nested by Wait and Go)
-	running  *Group  // the group of the innermost of those tasks, nil between tasks (join.go)
+	victim   *worker  // whom the last find stole from, or nil
+	depth    int      // tasks executing on this goroutine (nested by Wait and Go)
+	running  groupRef // the group of the innermost of those tasks, 0 between tasks (join.go)
 
 	surplusFn  func() bool // pool.surplus, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
@@ -190,7 +190,7 @@ func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 func (w *worker) replace() {
 	w.goexit = false
 	w.depth = 0
-	w.running = nil
+	w.running = 0
 	// Between tasks (see worker.seq): the slot's next status reads are of
 	// the new goroutine, which is not in the task that ended.
 	w.seq.Store(w.started << 1)
@@ -436,7 +436,7 @@ func (w *worker) execute(t *task, own *int64) {
 	// not read again from g.limit when it ends: SetLimit(-1) may change
 	// the limit meanwhile, as errgroup allows.
 	admitted := false
-	if g.limit > 0 {
+	if g.limit() > 0 {
 		if !g.startRunning(w, f) {
 			w.endTask()
 			return // parked: the group is at its limit (see Group.startRunning)
@@ -487,7 +487,7 @@ func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 		// it goes on (see detach.go).
 		w.reattach(detachMonitor)
 	}
-	if own != nil && !admitted && g.limit <= 0 {
+	if own != nil && !admitted && g.limit() <= 0 {
 		*own++
 		return
 	}
@@ -501,7 +501,7 @@ func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 		w.cur = g
 	}
 	w.curDone++
-	if !injected || admitted || g.limit > 0 {
+	if !injected || admitted || g.limit() > 0 {
 		w.settle()
 	}
 }

@@ -11,10 +11,26 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/go-steal/steal/internal/testkit"
+	"github.com/go-steal/steal/internal/workload"
 	"github.com/go-steal/steal/wsgroup"
 )
+
+// TestInlineGroupSize: the benchmarks' inline floor allocates a group of
+// wsgroup.Group's size, so that it allocates what the measured rows do;
+// and a Group stays a 64-bit state word and two pointers, which fork-join
+// code allocates per call.
+func TestInlineGroupSize(t *testing.T) {
+	ws, inline := unsafe.Sizeof(wsgroup.Group{}), unsafe.Sizeof(workload.InlineGroup{})
+	if ws != inline {
+		t.Errorf("wsgroup.Group is %d bytes, the inline floor's group %d", ws, inline)
+	}
+	if want := 8 + 2*unsafe.Sizeof(uintptr(0)); ws > want {
+		t.Errorf("wsgroup.Group is %d bytes, more than a 64-bit word and two pointers (%d)", ws, want)
+	}
+}
 
 // TestGoFromWorkerAllocatesNothing: in steady state, Go called inside a task
 // pushes onto the worker's deque in a task record recycled from the

@@ -21,8 +21,9 @@ import (
 // goroutines seen at once above those before the op's work, the storm's
 // own goroutine not counted: for wsgroup its workers, spares and monitor
 // (the goal: at most GOMAXPROCS + 3; in work=fib they include the Waits
-// whose group's tasks were all stolen, which park and give their worker's
-// place to another), for errgroup its tasks in flight.
+// that found nothing to help with for longer than their patience, which
+// park and give their worker's place to another), for errgroup its tasks
+// in flight.
 //
 //	go test -run=NONE -bench=GCStorm -benchtime=5x -count=5 ./wsgroup
 func BenchmarkGCStorm(b *testing.B) {

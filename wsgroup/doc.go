@@ -77,11 +77,11 @@
 // and waits runs some of them itself instead of sleeping while a worker
 // runs them: it saves their hand-off and its own wake-up.
 //
-// A Wait runs only tasks that it waits for anyway: its own group's, and
-// those that its group's running tasks are waiting for in Waits of their
-// own (a nested group's tasks, left queued on the worker that took the
-// group's task: the Wait helps that worker, as a ForkJoinPool join helps
-// the thief of its task). Running whatever is queued, as work-stealing
+// A Wait runs only tasks that it waits for anyway: its own group's, and,
+// inside a task, those that its group's running tasks are waiting for in
+// Waits of their own (a nested group's tasks, left queued on the worker
+// that took the group's task: the Wait helps that worker, as a
+// ForkJoinPool join helps the thief of its task). Running whatever is queued, as work-stealing
 // runtimes often do, would deadlock correct errgroup code: a task queued
 // earlier may wait for something that the waiting goroutine does only
 // after its Wait returns, and once such a task runs on top of the waiting
@@ -275,8 +275,9 @@
 // differences, each stated where it applies:
 //
 //   - Tasks run on reused worker goroutines shared by the whole process,
-//     or on the goroutine of a Wait that waits for them (their group's, or
-//     that of a group whose task waits for theirs): goroutine identity
+//     or on the goroutine of a Wait that waits for them (their group's, or,
+//     inside a task, that of a group whose task waits for theirs):
+//     goroutine identity
 //     (goroutine ids, the OS thread) is that goroutine's ([Group.Go],
 //     [Group.Wait]). Profiler labels carry over as under errgroup: a task
 //     wears the labels of its caller of Go. While the execution tracer

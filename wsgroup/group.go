@@ -75,27 +75,26 @@ func WithContext(ctx context.Context) (*Group, context.Context) {
 //
 // While it waits, Wait runs queued tasks on its own goroutine instead of
 // sleeping, but only tasks that it would wait for anyway: the group's own,
-// and the tasks of any group that one of the group's running tasks is
-// waiting for right now in a Wait of its own, and so on down such Waits.
-// (When another worker has taken the group's last queued task and is
-// running it, and that task has queued tasks of a nested group and waits
-// for them, this Wait runs those, as a ForkJoinPool join helps the thief.)
-// It never runs any other task, not even one that a task of the group
-// queued but does not wait for: such a task may wait for something the
-// caller of Wait does after Wait returns, and would deadlock under it.
+// and, inside a task, the tasks of any group that one of the group's
+// running tasks is waiting for right now in a Wait of its own, and so on
+// down such Waits. (When another worker has taken the group's last queued
+// task and is running it, and that task has queued tasks of a nested
+// group and waits for them, this Wait runs those, as a ForkJoinPool join
+// helps the thief.) It never runs any other task, not even one that a task
+// of the group queued but does not wait for: such a task may wait for
+// something the caller of Wait does after Wait returns, and would deadlock
+// under it.
 //
 // Inside a task, it runs such tasks from its worker's deque and the oldest
-// of other workers' deques and of the queue of tasks from outside; when
-// none is within reach it waits in its worker's place (with GOMAXPROCS
-// above one) for up to about a millisecond, for the tasks running
-// elsewhere to end or to queue more, and then blocks, and the blocked
-// worker does not count against
+// of other workers' deques; when none is within reach it waits in its
+// worker's place (with GOMAXPROCS above one) for up to about a
+// millisecond, for the tasks running elsewhere to end or to queue more,
+// and then blocks, and the blocked worker does not count against
 // GOMAXPROCS meanwhile: another worker starts in its place for the tasks
 // that are queued, or that come. On any other goroutine, it runs the
-// group's tasks that no worker has taken yet from the injector shard of
-// this goroutine (where its Go calls put them), and such tasks when they
-// are the oldest of a worker's deque or of the queue of tasks from
-// outside, then spins briefly and blocks.
+// group's own tasks that no worker has taken yet from the injector shard
+// of this goroutine (where its Go calls put them), and a worker's oldest
+// task when it is the group's, then spins briefly and blocks.
 //
 // A group may be waited for again after Wait returns, and reused, under
 // sync.WaitGroup's rule, which errgroup inherits: a Go that starts the

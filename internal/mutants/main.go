@@ -555,7 +555,7 @@ var mutants = []mutant{
 		bug:  "a finisher reads whether tasks are set aside for a slot before it frees its own, so a task set aside meanwhile is never started",
 		file: "internal/sched/group.go",
 		edits: []edit{
-			{"\tlimit := g.limit()\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {", "\tlimit := g.limit()\n\tsl := g.slow.Load()\n\tparked := limit > 0 && sl != nil && sl.nParked.Load() > 0\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {"},
+			{"\tlimit := g.limit\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {", "\tlimit := g.limit\n\tsl := g.slow.Load()\n\tparked := limit > 0 && sl != nil && sl.nParked.Load() > 0\n\tif limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {"},
 			{"\t\tif sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {\n\t\t\tw := current()", "\t\tif parked {\n\t\t\tw := current()"},
 		},
 		check: limitSetAside,

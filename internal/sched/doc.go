@@ -24,20 +24,20 @@
 //  3. A worker takes it (worker.find, worker.go): its own deque newest
 //     first, then a batch from the injector (takeInjected), then the
 //     oldest task of a random other worker (steal, stealIf). Or a helping
-//     Wait takes it (wait.go): a Wait of the task's group, or a Wait of a
-//     group whose running task waits, in a Wait of its own, for the task's
-//     group, or down a chain of such joins (join.go: the Waits inside
-//     tasks record themselves in Group.awaitedIn; joinedFrom follows the
-//     records, and again once the task is claimed, joinable); on a worker
-//     from its deque while the newest task there is the group's, or by
-//     stealing the oldest task of a deque or of an injector shard only if
-//     it is such a task (worker.help, worker.takeJoined,
-//     injector.takeJoined); outside the pool from the caller's injector
-//     shard (injector.unpushIf) or likewise (Pool.stealFor, worker.go),
-//     the goroutine marked in runners (runners.go) meanwhile, with the
-//     group of the task it runs. A Wait on a worker that finds none
-//     waits in its place for a moment (worker.waitPatiently), then
-//     blocks and gives its place up (worker.block).
+//     Wait takes it (wait.go): on a worker, a Wait of the task's group, or
+//     a Wait of a group whose running task waits, in a Wait of its own,
+//     for the task's group, or down a chain of such joins (join.go: the
+//     Waits inside tasks record themselves in Group.awaitedIn; joinedFrom
+//     follows the records, and again once the task is claimed,
+//     joinable), from its deque while the newest task there is the
+//     group's, or by stealing the oldest task of a deque only if it is
+//     such a task (worker.help, worker.takeJoined); outside the pool, a
+//     Wait of the task's group only, from the caller's injector shard
+//     (injector.unpushIf) or a worker's deque (Pool.stealFor, worker.go),
+//     the goroutine marked in runners (runners.go) meanwhile. A Wait on a
+//     worker that finds none waits in its place for a moment
+//     (worker.waitPatiently), then blocks and gives its place up
+//     (worker.block).
 //  4. It runs (worker.execute; panic.go: worker.call, callOutside and
 //     callTask tell a return, a panic and a runtime.Goexit apart, and
 //     callTask puts the task's labels on the goroutine and takes them off

@@ -359,12 +359,11 @@ func schedPrograms() []schedProgram {
 		// g and waits for g on its worker; when another worker has taken
 		// g's task (the thief), that task forks two tasks of its own
 		// nested group and waits for them, and the first Wait, with
-		// nothing of g's to run, runs the thief's tasks (join.go), as may
-		// the main thread, whose Wait for the outer group leads down the
-		// same chain. The thief may end its task (running both of its
-		// tasks itself) while a helper's search is under way: a helper
-		// then finds the chain gone, or holds a task that the thief's
-		// Wait still waits for.
+		// nothing of g's to run, runs the thief's tasks (join.go). The
+		// thief may end its task (running both of its tasks itself)
+		// while the helper's search is under way: the helper then finds
+		// the chain gone, or holds a task that the thief's Wait still
+		// waits for.
 		{name: "help-thief", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
 			outer, g, inner := newProbeGroup(1), newProbeGroup(1), newProbeGroup(2)
 			track(outer, g, inner)

@@ -24,10 +24,14 @@ type Group struct {
 	// anybody must be woken: one atomic operation on the fast path.
 	state atomic.Uint64
 
-	// slow holds what only limits, errors, contexts, the failure modes and
-	// parked tasks need. Fork-join code makes a Group per call, and a
-	// service one per request, so the common Group stays small (24 bytes,
-	// three words) and the rest is allocated on first need.
+	// limit > 0 bounds the active tasks; 0 means no limit; blockAll is
+	// SetLimit(0). Written by SetLimit only while no task is active.
+	limit int64
+
+	// slow holds what only errors, contexts, the failure modes and parked
+	// tasks need. Fork-join code makes a Group per call, and a service one
+	// per request, so the common Group stays small (32 bytes) and the rest
+	// is allocated on first need.
 	slow atomic.Pointer[groupSlow]
 
 	// awaitedIn is the group of the task whose Wait for this group is in
@@ -57,15 +61,9 @@ func countOf(s uint64) int64 { return int64((s & countMask) / oneTask) }
 // runningOf returns the executing count held in a state word.
 func runningOf(s uint64) int64 { return int64(s / oneRunning) }
 
-// groupSlow is the part of a Group that limits, errors, panics,
-// cancellation and parked tasks use.
+// groupSlow is the part of a Group that errors, panics, cancellation and
+// parked tasks use.
 type groupSlow struct {
-	// limit > 0 bounds the active tasks; 0 means no limit; blockAll is
-	// SetLimit(0). Written by SetLimit only while no task is active (or,
-	// to 0, at any time: see SetLimit). A group without a slow part has
-	// no limit (Group.limit).
-	limit int64
-
 	errSet atomic.Bool
 	err    error           // written once, by the task whose CAS on errSet won
 	ctx    context.Context // set by WithContext before first use
@@ -85,14 +83,6 @@ type groupSlow struct {
 	nParked atomic.Int64
 	mu      xsync.Mutex
 	parked  []fn
-}
-
-// limit returns the group's limit (see groupSlow.limit): 0 for none.
-func (g *Group) limit() int64 {
-	if sl := g.slow.Load(); sl != nil {
-		return sl.limit
-	}
-	return 0
 }
 
 // sl returns the slow part, allocating it on first use.
@@ -123,13 +113,9 @@ func (g *Group) count() int64 { return countOf(g.state.Load()) }
 // errgroup allows it; it returns 0.
 func (g *Group) SetLimit(n int) (active int64) {
 	if n < 0 {
-		sl := g.slow.Load()
-		if sl == nil {
-			return 0 // no limit to remove
-		}
 		// Tasks set aside for a slot need none now.
-		sl.limit = 0
-		if sl.nParked.Load() > 0 {
+		g.limit = 0
+		if sl := g.slow.Load(); sl != nil && sl.nParked.Load() > 0 {
 			for w := current(); g.unpark(w); {
 			}
 		}
@@ -138,10 +124,9 @@ func (g *Group) SetLimit(n int) (active int64) {
 	if active = g.count(); active != 0 {
 		return active
 	}
-	sl := g.sl()
-	sl.limit = int64(n)
+	g.limit = int64(n)
 	if n == 0 {
-		sl.limit = blockAll
+		g.limit = blockAll
 	}
 	return 0
 }
@@ -151,22 +136,18 @@ func (g *Group) SetLimit(n int) (active int64) {
 // (acquireOutside) and sets f aside inside one (setAside); on a group
 // with limit 0 it blocks for ever.
 func (g *Group) Go(f func() error) {
-	limit := int64(0)
-	if sl := g.slow.Load(); sl != nil {
-		if sl.refusesGo() {
-			return
-		}
-		limit = sl.limit
+	if sl := g.slow.Load(); sl != nil && sl.refusesGo() {
+		return
 	}
 	w := current()
 	switch {
-	case limit == blockAll:
+	case g.limit == blockAll:
 		// errgroup's Go blocks forever on a zero-capacity semaphore; so
 		// do we, visibly to the runtime's deadlock detector.
 		var never chan struct{}
 		<-never
-	case limit > 0:
-		if g.tryAcquire(limit) {
+	case g.limit > 0:
+		if g.tryAcquire() {
 			break
 		}
 		if w == nil && !runners.has(gid.Current()) {
@@ -184,18 +165,14 @@ func (g *Group) Go(f func() error) {
 // TryGo implements wsgroup.Group.TryGo: it adds f as a task of g if that
 // keeps the active tasks within the limit, and reports whether it did.
 func (g *Group) TryGo(f func() error) bool {
-	limit := int64(0)
-	if sl := g.slow.Load(); sl != nil {
-		if sl.refusesGo() {
-			return false
-		}
-		limit = sl.limit
+	if sl := g.slow.Load(); sl != nil && sl.refusesGo() {
+		return false
 	}
 	switch {
-	case limit == blockAll:
+	case g.limit == blockAll:
 		return false
-	case limit > 0:
-		if !g.tryAcquire(limit) {
+	case g.limit > 0:
+		if !g.tryAcquire() {
 			return false // full
 		}
 	default:
@@ -227,12 +204,11 @@ func (g *Group) queue(f fn, w *worker) {
 	}
 }
 
-// tryAcquire adds one active task if that keeps the count within limit,
-// the group's.
-func (g *Group) tryAcquire(limit int64) bool {
+// tryAcquire adds one active task if that keeps the count within limit.
+func (g *Group) tryAcquire() bool {
 	for {
 		s := g.state.Load()
-		if countOf(s) >= limit {
+		if countOf(s) >= g.limit {
 			return false
 		}
 		if g.state.CompareAndSwap(s, s+oneTask) {
@@ -307,13 +283,10 @@ func (g *Group) parkTask(f fn, w *worker) {
 //
 // A goroutine that runs a task outside the pool (it is in runners) does
 // not come here: a Go inside a task sets its task aside (setAside).
-//
-// The limit is read again on each try, as SetLimit(-1) may change it.
 func (g *Group) acquireOutside() {
 	spin := global.size.Load() > 1 && !submitPollOff.Load() // tests only: see switches.go
 	for i := 0; ; i++ {
-		limit := g.limit()
-		if g.tryAcquire(limit) {
+		if g.tryAcquire() {
 			return
 		}
 		if i < submitPolls && spin {
@@ -321,7 +294,7 @@ func (g *Group) acquireOutside() {
 			// CPU a worker is finishing a task right now, and a yield
 			// costs a trip through the runtime's global run queue.
 			for range 32 {
-				if countOf(g.state.Load()) < limit {
+				if countOf(g.state.Load()) < g.limit {
 					break
 				}
 			}
@@ -333,7 +306,7 @@ func (g *Group) acquireOutside() {
 			xsync.Gosched()
 			continue
 		}
-		if g.park(bitSlot, func(s uint64) bool { return countOf(s) >= limit }) {
+		if g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit }) {
 			return
 		}
 	}
@@ -346,7 +319,7 @@ func (g *Group) acquireOutside() {
 func (g *Group) done(k int64) int64 {
 	// Read the limit before the subtraction: once it lets Wait return,
 	// the owner may call SetLimit.
-	limit := g.limit()
+	limit := g.limit
 	if limit > 0 && g.state.Load()&bitSlot != 0 && g.handSlot() {
 		// One slot went straight to a parked Go.
 		if k--; k == 0 {
@@ -380,7 +353,7 @@ func (g *Group) done(k int64) int64 {
 // and so at most limit can be executing: this check is the execution
 // bound's own guard, and parks a task only if that accounting is broken.
 func (g *Group) startRunning(w *worker, f fn) bool {
-	if runningOf(g.state.Add(oneRunning)) <= g.limit() {
+	if runningOf(g.state.Add(oneRunning)) <= g.limit {
 		return true
 	}
 	g.state.Add(^uint64(oneRunning - 1))
@@ -402,7 +375,7 @@ func (g *Group) stopRunning() {
 func (g *Group) unpark(w *worker) bool {
 	sl := g.sl()
 	sl.mu.Lock()
-	if n := len(sl.parked); n == 0 || sl.limit > 0 && g.count()-int64(n) >= sl.limit {
+	if n := len(sl.parked); n == 0 || g.limit > 0 && g.count()-int64(n) >= g.limit {
 		sl.mu.Unlock()
 		return false
 	}

@@ -87,26 +87,6 @@ func (in *injector) takeBatch(dst []job, start uint64, workers, most int) int {
 	return 0
 }
 
-// takeJoined takes the oldest task of the first shard, from start on,
-// whose oldest task belongs to a group joined inside g's tasks, or down
-// such a chain (join.go: not g's own), and reports whether it found one.
-//
-// Not g's own tasks: those came from outside the pool, in a stream (a
-// batch of tasks given from outside and waited for there), which the
-// workers take in batches from the oldest end while the caller of Wait
-// takes back the newest (unpushIf). A Wait that also took them one at a
-// time from the oldest end would be one more taker on the shard's lock,
-// and, outside the pool, a goroutine beyond GOMAXPROCS running them: the
-// stream of ~1 µs tasks ran 9% slower so.
-func (in *injector) takeJoined(g *Group, start uint64) (job, bool) {
-	for i := range uint64(len(in.shards)) {
-		if j, ok := in.shards[(start+i)&in.mask].popJoined(g); ok {
-			return j, true
-		}
-	}
-	return job{}, false
-}
-
 // nonEmpty reports whether any shard holds tasks. Each shard's answer errs
 // towards non-empty (queue.nonEmpty), so a true answer may be stale, but a
 // task pushed before the call, and not taken since, is always seen: the
@@ -347,32 +327,6 @@ func (q *queue) takeHead() job {
 		q.spare.Store(done)
 	}
 	return j
-}
-
-// popJoined takes the oldest task if it belongs to a group other than g
-// whose chain of joins leads to g (joinedFrom; see injector.takeJoined),
-// and reports whether it did. The chain is walked under headMu, while no
-// one else can take the task: the task is as good as claimed, so the one
-// walk is the second walk of join.go's argument (the task is unfinished
-// and counted in its group throughout).
-func (q *queue) popJoined(g *Group) (job, bool) {
-	if !q.nonEmpty() {
-		return job{}, false
-	}
-	q.headMu.Lock()
-	taken := q.taken.Load()
-	if q.published() <= taken {
-		q.headMu.Unlock()
-		return job{}, false
-	}
-	if h := q.head.slots[q.headOff].g; h == g || !joinedFrom(h, g) {
-		q.headMu.Unlock()
-		return job{}, false
-	}
-	j := q.takeHead()
-	q.taken.Store(taken + 1)
-	q.headMu.Unlock()
-	return j, true
 }
 
 // nonEmpty reports whether tasks are queued: two atomic loads, taken first.

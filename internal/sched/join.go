@@ -88,9 +88,23 @@ import "unsafe"
 // tasks below; a Goexit unwinds the waiting task too, and helpUntilDone's
 // deferred function finishes the Wait); if it blocks, the goroutine
 // blocks in it, and the pool treats it as a worker blocked in a task
-// (status.go, fallback.go) or, outside the pool, as the caller's own
-// goroutine blocked. Its completion is counted in its own group, at once
-// (not in the helping Wait's batch, which is g's).
+// (status.go, fallback.go). Its completion is counted in its own group, at
+// once (not in the helping Wait's batch, which is g's).
+//
+// # Only on a worker
+//
+// A Wait outside the pool (a request handler, main) runs its own group's
+// tasks only, as before. Tried and measured: one that also ran the
+// thieves' tasks was a goroutine beyond GOMAXPROCS running them, and the
+// tasks they gave went to the injector rather than a deque, where the
+// workers' own helping could not reach them (fib(25) peaked at 4 and 7
+// goroutines above the start at GOMAXPROCS 2 and 4, against 3 and 5
+// without); and searching the injector's shards for a chain's tasks took
+// every non-empty shard's lock on each search (the service shapes ran
+// 5–18% slower), or, gated by a count of such Waits, that count's cache
+// line (nested service requests 15% slower). A Wait outside the pool
+// records no join either: no chain that a worker follows passes through
+// one, since such a goroutine runs only tasks of the groups it waits for.
 
 // joinHops is the most links the chain walk follows. A cycle of records
 // (two tasks each waiting for the other's group, a deadlock under errgroup
@@ -152,13 +166,12 @@ func joinable(t *task, g *Group) bool { return joinedFrom(t.g.Load(), g) }
 
 // requeue queues t, a task claimed by a helping Wait that may not run it
 // after all (joinable), into the injector, for any worker to take: it is
-// already counted in its group. The record is not recycled here: a Wait
-// outside the pool has no free list, and this is rare.
+// already counted in its group. The record is not recycled: this is rare.
 func (p *Pool) requeue(t *task) { p.inject(job{fn: t.fn, g: t.g.Load()}) }
 
 // groupRef is the address of a group that its holder knows to be alive:
 // the group of a task running on the holder's goroutine, whose frames
-// (worker.call's, callOutside's) hold the group itself. It is kept as an
+// (worker.call's) hold the group itself. It is kept as an
 // integer so that the store of every task's group, before and after the
 // task, costs no write barrier while the collector marks (a *Group field
 // of the worker would); the collector need not see it, since those frames

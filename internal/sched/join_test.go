@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 
@@ -110,58 +109,50 @@ func TestWaitRunsNoTaskItDoesNotWaitFor(t *testing.T) {
 // its group h1; h1's task T2, taken by worker Y, waits for its group h2,
 // whose oldest task U1 is queued in Y's deque. X runs another task of h1
 // and Y another of h2, both waiting until U1 has run, so neither looks for
-// work, and no other worker may start (GOMAXPROCS, and no monitor). g's
-// Wait must run U1 itself, two links down the chain (h2 joined inside a
-// task of h1, h1 inside a task of g). A Wait that did not follow the chain
-// would block: on a worker, the worker started in its place runs U1 (a
-// failure: U1 must run on the Wait's goroutine); outside, nobody can, and
-// the hang guard reports it.
+// work, and no other worker may start (GOMAXPROCS 3, and no monitor).
+// g's Wait, in a task on the third worker, must run U1 itself, two links
+// down the chain (h2 joined inside a task of h1, h1 inside a task of g).
+// A Wait that did not follow the chain would block, and the worker
+// started in its place would run U1: a failure, U1 must run on the Wait's
+// goroutine.
 func TestWaitHelpsAlongTheChain(t *testing.T) {
 	needGID(t)
-	for _, where := range []string{"worker", "outside"} {
-		procs := 2 // X and Y
-		if where == "worker" {
-			procs = 3 // and the Wait's own worker
-		}
-		t.Run(fmt.Sprintf("%s/procs=%d", where, procs), func(t *testing.T) {
-			withRescueOff(t, procs, false, func() {
-				runWaiter(t, where, func() {
-					var g, h1, h2 Group
-					xIn, ready, u1Ran := make(chan struct{}), make(chan struct{}), make(chan struct{})
-					var u1On int64
-					var once sync.Once
-					g.Go(func() error { // T1, on X
-						h1.Go(func() error { // T2, on Y
-							h2.Go(func() error { // U1: the oldest in Y's deque
-								u1On = gid.Current()
-								close(u1Ran)
-								return nil
-							})
-							h2.Go(func() error { // run by Y's Wait for h2: both joins are recorded
-								<-xIn
-								once.Do(func() { close(ready) })
-								<-u1Ran
-								return nil
-							})
-							return h2.Wait()
-						})
-						h1.Go(func() error { // run by X's Wait for h1
-							close(xIn)
-							<-u1Ran
-							return nil
-						})
-						return h1.Wait()
+	withRescueOff(t, 3, false, func() {
+		runWaiter(t, "worker", func() {
+			var g, h1, h2 Group
+			xIn, ready, u1Ran := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			var u1On int64
+			var once sync.Once
+			g.Go(func() error { // T1, on X
+				h1.Go(func() error { // T2, on Y
+					h2.Go(func() error { // U1: the oldest in Y's deque
+						u1On = gid.Current()
+						close(u1Ran)
+						return nil
 					})
-					<-ready
-					me := gid.Current()
-					wantNil(t, "g.Wait()", g.Wait())
-					if u1On != me {
-						t.Errorf("the task two joins down the chain ran on goroutine %d, not on the goroutine of g's Wait (%d)", u1On, me)
-					}
+					h2.Go(func() error { // run by Y's Wait for h2: both joins are recorded
+						<-xIn
+						once.Do(func() { close(ready) })
+						<-u1Ran
+						return nil
+					})
+					return h2.Wait()
 				})
+				h1.Go(func() error { // run by X's Wait for h1
+					close(xIn)
+					<-u1Ran
+					return nil
+				})
+				return h1.Wait()
 			})
+			<-ready
+			me := gid.Current()
+			wantNil(t, "g.Wait()", g.Wait())
+			if u1On != me {
+				t.Errorf("the task two joins down the chain ran on goroutine %d, not on the goroutine of g's Wait (%d)", u1On, me)
+			}
 		})
-	}
+	})
 }
 
 // TestJoinRecords: what enterJoin records, how long it lasts (until the

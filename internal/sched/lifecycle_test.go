@@ -44,7 +44,7 @@ func TestLifecycleBurstRetires(t *testing.T) {
 				}
 				// A fan-out of blocking tasks: none finishes before all
 				// have started, so the pool must grow.
-				if g.limit() == 0 {
+				if g.limit == 0 {
 					testkit.FanOut(&g, fanOut, func() {
 						grown.observe(int64(global.live.Load()))
 						ran.Add(1)

@@ -85,7 +85,7 @@ func batchedDoneWakesParkedGos(t *testing.T, limit int) {
 	var g Group
 	g.SetLimit(limit)
 	for range limit {
-		if !g.tryAcquire(g.limit()) {
+		if !g.tryAcquire() {
 			t.Fatalf("an empty group of limit %d refused a slot", limit)
 		}
 	}

@@ -187,21 +187,17 @@ func (g *Group) callTask(f fn, w *worker) (returned, handled bool) {
 }
 
 // callOutside calls f as worker.call does, on a goroutine that is not a
-// worker, in slot j of runners, finishes the task (admitted: it held a
-// running slot) and counts it in c. While f runs, the slot's running
-// group is g (join.go), as worker.call sets worker.running.
+// worker, finishes the task (admitted: it held a running slot) and counts
+// it in c.
 //
 // The differences: frames of the caller of Wait lie below f, and
 // they must not recover a task's panic (errgroup never lets them), so a
 // panic that the group does not recover ends the program (fatalPanic); and
 // a runtime.Goexit in f ends the task as finished and goes on unwinding
 // the caller's goroutine, which has no slot to hand to a successor.
-func (g *Group) callOutside(f fn, admitted bool, c *outsideCounts, j int) {
+func (g *Group) callOutside(f fn, admitted bool, c *outsideCounts) {
 	ended := false // callTask returned: no Goexit
-	outer := runners.running[j]
-	runners.running[j] = refOf(g) // g stays alive meanwhile: the deferred call below uses it
 	defer func() {
-		runners.running[j] = outer
 		c.tasks++
 		if ended {
 			return

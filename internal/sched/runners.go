@@ -15,13 +15,8 @@ var runners runnerSet
 // only the goroutine whose id a slot holds releases it. A lookup probes
 // the same window as the insertion did; an id is found while it is there,
 // since no other goroutine writes a slot that holds it.
-//
-// running[j] is the group of the innermost task that the goroutine in slot
-// j is running (0 between tasks), for the records of join.go; only that
-// goroutine reads or writes it.
 type runnerSet struct {
-	slots   [runnerSlots]atomic.Int64
-	running [runnerSlots]groupRef
+	slots [runnerSlots]atomic.Int64
 }
 
 const (
@@ -35,19 +30,13 @@ func runnerHome(id int64) int {
 
 // has reports whether id is in the set.
 func (s *runnerSet) has(id int64) bool {
-	_, ok := s.find(id)
-	return ok
-}
-
-// find returns the slot of id, or reports false if id is not in the set.
-func (s *runnerSet) find(id int64) (int, bool) {
 	h := runnerHome(id)
 	for i := range runnerWindow {
-		if j := (h + i) % runnerSlots; s.slots[j].Load() == id {
-			return j, true
+		if s.slots[(h+i)%runnerSlots].Load() == id {
+			return true
 		}
 	}
-	return 0, false
+	return false
 }
 
 // add puts id, which must not be in the set, into the set and returns its
@@ -64,7 +53,4 @@ func (s *runnerSet) add(id int64) (int, bool) {
 }
 
 // remove takes the id in slot j out of the set; only its goroutine may.
-func (s *runnerSet) remove(j int) {
-	s.running[j] = 0
-	s.slots[j].Store(0)
-}
+func (s *runnerSet) remove(j int) { s.slots[j].Store(0) }

@@ -3,14 +3,13 @@ package sched
 import (
 	"context"
 
-	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/gid"
 )
 
 // Waiting: Group.Wait returns once the group's count is zero. Until then
 // the waiting goroutine helps: it runs the group's own queued tasks that
-// it can reach (help on a worker, helpOutside elsewhere), and the tasks
-// that its running tasks are waiting for (join.go), and parks
+// it can reach (help on a worker, helpOutside elsewhere), on a worker also
+// the tasks that its running tasks are waiting for (join.go), and parks
 // (waitOutside, on the wait table of waiters.go) when none is left.
 
 // Wait implements the waiting half of wsgroup.Group.Wait: on a worker it
@@ -179,8 +178,7 @@ func (w *worker) help(g *Group, own *int64) {
 // takeJoined takes a task that help may run for g (join.go), other than
 // from its own deque: the oldest task of another worker's deque on a chain
 // of joins leading to g (joined, with the second walk once it is
-// claimed), or the oldest task of an injector shard on such a chain. It
-// returns nil when there is none.
+// claimed). It returns nil when there is none.
 func (w *worker) takeJoined(g *Group, joined func(*task) bool) *task {
 	for {
 		t := w.stealIf(joined)
@@ -191,9 +189,6 @@ func (w *worker) takeJoined(g *Group, joined func(*task) bool) *task {
 			return t
 		}
 		w.pool.requeue(t) // the chain broke before the claim
-	}
-	if j, ok := w.pool.inj.takeJoined(g, w.random()); ok {
-		return w.newTask(j.fn, j.g, true)
 	}
 	return nil
 }
@@ -217,28 +212,25 @@ func (w *worker) waitPatiently(g *Group) {
 }
 
 // A goroutine that is not a worker (a request handler, main) runs tasks of
-// its own group while it waits for the group in Wait, and the tasks its
-// group's running tasks wait for (join.go), until nothing is within
-// reach. (Not while a Go waits for a slot: see Group.acquireOutside.) The
-// tasks it can reach are the group's newest tasks in its own shard of the
-// injector, which are most likely the ones it has just submitted, and the
-// oldest task of a worker's deque or of an injector shard when that task
-// is one of those. Running them itself saves their hand-off to a
+// its own group while it waits for the group in Wait, until nothing of the
+// group is within reach. (Not while a Go waits for a slot: see
+// Group.acquireOutside.) The tasks it can reach are the group's
+// newest tasks in its own shard of the injector, which are most likely the
+// ones it has just submitted, and the oldest task of a worker's deque when
+// that task is the group's. Running them itself saves their hand-off to a
 // worker and its own park and wake-up, and its CPU is not idle while it
 // waits (ForkJoinPool's external joins help the same way).
 //
-// Only those tasks: the waiter waits for each of them anyway, so running
-// one cannot make it wait for anything it would not have waited for (the
-// deadlock argument of worker.help and join.go). A task run here sees the
+// Only the group's own tasks: the waiter waits for each of them anyway, so
+// running one cannot make it wait for anything it would not have waited
+// for (the deadlock argument of worker.help). A task run here sees the
 // goroutine of the caller of Wait: its runtime.Goexit ends that
 // goroutine, and its panic ends the program (see callOutside).
 //
 // While it runs such a task, the goroutine is marked in runners, so that a
 // Go made inside the task on a full limited group follows the rule for Go
 // inside a task (setAside) instead of blocking: the slots it would
-// wait for may be held by the very tasks suspended below it. A Wait made
-// inside the task records itself for helpers as one on a worker does
-// (enterJoin), with the task's group, which runners keeps.
+// wait for may be held by the very tasks suspended below it.
 
 // waitFromOutside is Wait on a goroutine that is not a worker.
 //
@@ -247,11 +239,6 @@ func (w *worker) waitPatiently(g *Group) {
 // group's other tasks and ends the Wait (result), so that a panic the
 // group recovered is raised on the goroutine all the same.
 func (g *Group) waitFromOutside() {
-	id := gid.Current()
-	j, inTask := runners.find(id)
-	if inTask {
-		g.enterJoin(runners.running[j].group())
-	}
 	returned := false
 	defer func() {
 		if returned {
@@ -262,48 +249,37 @@ func (g *Group) waitFromOutside() {
 			sl.result()
 		}
 	}()
-	g.helpOutside(id, j, inTask)
+	g.helpOutside()
 	g.awaitOutside()
 	returned = true
 }
 
-// helpOutside runs the group's tasks that the calling goroutine, id, can
-// reach (see above) until there are none. inTask tells that the goroutine
-// is running a task already, in slot j of runners.
-func (g *Group) helpOutside(id int64, j int, inTask bool) {
-	if !inTask {
-		var ok bool
-		if j, ok = runners.add(id); !ok {
+// helpOutside runs the group's tasks that the calling goroutine can reach
+// (see above) until there are none.
+func (g *Group) helpOutside() {
+	id := gid.Current()
+	if !runners.has(id) {
+		j, ok := runners.add(id)
+		if !ok {
 			return
 		}
 		defer runners.remove(j) // deferred: a task's Goexit unwinds through here
 	}
 	var c outsideCounts
 	defer global.publishOutside(id, &c) // deferred for Goexit too
-	joined := func(t *task) bool { return joinedFrom(t.g.Load(), g) }
+	isG := func(t *task) bool { return t.g.Load() == g }
 	var tr turns
 	for g.count() != 0 {
 		if f := global.inj.unpushIf(g); f.f != nil {
-			g.runOutside(f, &c, &tr, j)
-		} else if t := global.stealFor(joined); t != nil {
-			c.steals++
-			h := t.g.Load()
-			if h != g && !joinable(t, g) {
-				global.requeue(t) // the chain broke before the claim
-				continue
-			}
-			if h != g {
-				joinHelped()
-			}
-			// The record is not recycled: free lists belong to workers.
-			h.runOutside(t.fn, &c, &tr, j)
-		} else if jb, ok := global.inj.takeJoined(g, xsync.Rand()); ok {
-			if jb.g != g {
-				joinHelped()
-			}
-			jb.g.runOutside(jb.fn, &c, &tr, j)
+			g.runOutside(f, &c, &tr)
 		} else {
-			return
+			t := global.stealFor(isG)
+			if t == nil {
+				return
+			}
+			c.steals++
+			// The record is not recycled: free lists belong to workers.
+			g.runOutside(t.fn, &c, &tr)
 		}
 		if tr.due() {
 			tr.giveWay(global)
@@ -312,22 +288,20 @@ func (g *Group) helpOutside(id int64, j int, inTask bool) {
 }
 
 // runOutside runs f, a task of g that the calling goroutine (not a worker)
-// has taken while it waits for g or for a group whose chain of Waits leads
-// to g (join.go), and accounts for it; c counts it if it ran. j is the
-// goroutine's slot in runners.
-func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns, j int) {
+// has taken, and accounts for it; c counts it if it ran.
+func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns) {
 	if g.skips() {
 		g.drop(nil, false)
 		return
 	}
 	admitted := false
-	if g.limit() > 0 {
+	if g.limit > 0 {
 		if !g.startRunning(nil, f) {
 			return // parked; a worker will resubmit it
 		}
 		admitted = true
 	}
-	g.callOutside(f, admitted, c, j)
+	g.callOutside(f, admitted, c)
 	tr.body()
 }
 

@@ -59,7 +59,7 @@ func TestWaitTable(t *testing.T) {
 			var early atomic.Int64
 			var wg sync.WaitGroup
 			for gi, g := range groups {
-				g.sl().limit = 1
+				g.limit = 1
 				g.state.Add(oneTask) // one active task: done and slot waiters both wait
 				for k := range perGroup {
 					slot := k%2 == 1
@@ -69,7 +69,7 @@ func TestWaitTable(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						if slot {
-							granted[id].Store(g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit() }))
+							granted[id].Store(g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit }))
 						} else if g.park(bitDone, func(s uint64) bool { return countOf(s) != 0 }) {
 							t.Errorf("a done waiter was handed a slot")
 						}

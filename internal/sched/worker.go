@@ -436,7 +436,7 @@ func (w *worker) execute(t *task, own *int64) {
 	// not read again from g.limit when it ends: SetLimit(-1) may change
 	// the limit meanwhile, as errgroup allows.
 	admitted := false
-	if g.limit() > 0 {
+	if g.limit > 0 {
 		if !g.startRunning(w, f) {
 			w.endTask()
 			return // parked: the group is at its limit (see Group.startRunning)
@@ -487,7 +487,7 @@ func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 		// it goes on (see detach.go).
 		w.reattach(detachMonitor)
 	}
-	if own != nil && !admitted && g.limit() <= 0 {
+	if own != nil && !admitted && g.limit <= 0 {
 		*own++
 		return
 	}
@@ -501,7 +501,7 @@ func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 		w.cur = g
 	}
 	w.curDone++
-	if !injected || admitted || g.limit() > 0 {
+	if !injected || admitted || g.limit > 0 {
 		w.settle()
 	}
 }

@@ -16,11 +16,11 @@ type Group interface {
 // InlineGroup runs each task at once on the caller's goroutine, in Go: the
 // floor of a workload's shape, what its own code (closures, captured
 // results, a group per fork) costs without any scheduling. Its size matches
-// wsgroup.Group's (24 bytes: TestInlineGroupSize), so it allocates the
+// wsgroup.Group's (32 bytes: TestInlineGroupSize), so it allocates the
 // same. SetLimit does nothing; the zero value is ready to use.
 type InlineGroup struct {
 	err error
-	_   [8]byte // a wsgroup.Group is a 64-bit state word and two pointers
+	_   [16]byte // a wsgroup.Group: a 64-bit state word, a 64-bit limit and two pointers
 }
 
 // Go calls f and keeps its error if it is the first.

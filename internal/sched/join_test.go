@@ -200,12 +200,14 @@ func TestJoinRecords(t *testing.T) {
 		wantNil(t, "h.Wait()", h.Wait())
 	}
 	var h Group
-	h.Go(func() error { return nil })
-	h.enterJoin(&a) // a Wait in progress
+	hold := make(chan struct{})
+	h.Go(func() error { <-hold; return nil }) // active until the second Go is made
+	h.enterJoin(&a)                           // a Wait in progress
 	h.Go(func() error { return nil })
 	if !joinedFrom(&h, &a) {
 		t.Errorf("a Go while h had active tasks took the record of the Wait in progress")
 	}
+	close(hold)
 	wantNil(t, "h.Wait()", h.Wait())
 	// A cycle (two tasks each waiting for the other's group: a deadlock
 	// under errgroup as well) ends the walk at its bound.

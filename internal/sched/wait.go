@@ -151,11 +151,7 @@ func (w *worker) help(g *Group, own *int64) {
 				// With short tasks, those left end, or queue tasks to
 				// help with, sooner than a parked worker is woken: poll
 				// the count, then search again.
-				for range 32 {
-					if g.count() == 0 {
-						break
-					}
-				}
+				g.pollDone()
 				continue
 			}
 			if dry == submitPolls+1 {
@@ -311,14 +307,24 @@ func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns) {
 func (g *Group) awaitOutside() {
 	if global.size.Load() > 1 {
 		for range submitPolls {
-			for range 32 {
-				if g.count() == 0 {
-					return
-				}
+			if g.pollDone() {
+				return
 			}
 		}
 	}
 	g.waitOutside()
+}
+
+// pollDone loads the count up to 32 times, without giving up the
+// processor, and reports whether it saw zero: one round of the polls of
+// awaitOutside and worker.help.
+func (g *Group) pollDone() bool {
+	for range 32 {
+		if g.count() == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // waitOutside parks the calling goroutine until no task is active.

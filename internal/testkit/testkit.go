@@ -18,6 +18,7 @@ package testkit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,32 +277,83 @@ func Recover(f func()) (v any, panicked bool) {
 // (each "NAME=value") added to its environment, verbosely, and returns the
 // child's output. It fails t unless the child passed that test. A test
 // that must start in a fresh process (one that checks what happens at a
-// package's first use) calls it, and runs its body when it finds env set.
+// package's first use, or under a setting read once per process) calls
+// it, and runs its body when it finds env set. A child that runs out of
+// time fails t with the stacks of its goroutines (childCommand).
 func Child(t testing.TB, test string, env ...string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), env...)
+	cmd, ctx, cancel := childCommand(t, test, env, "-test.v")
+	defer cancel()
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+test)) {
-		t.Fatalf("child running %s with %v: %v; output:\n%s", test, env, err, out)
+		t.Fatalf("child running %s with %v: %v%s; output:\n%s", test, env, err, cutShort(ctx), out)
 	}
 	return string(out)
+}
+
+// childLimit, when not zero, bounds how long a child process may run
+// (childCommand); tests of this package set it.
+var childLimit time.Duration
+
+// childCommand returns the command that runs the test binary again with
+// only the test named test, env added to its environment and args after
+// its own, and the cancel that releases its deadline. A child that is
+// still running ten seconds before t's deadline (or after childLimit) is
+// sent SIGQUIT, which makes the Go runtime write the stack of every
+// goroutine and exit, whatever its goroutines do, and is killed if it has
+// not exited five seconds later. So a child whose own hang guard cannot
+// fire (its timer's goroutine never gets a processor) fails the parent
+// with a dump, before the test binary's timeout ends the parent and
+// leaves the child running.
+func childCommand(t testing.TB, test string, env []string, args ...string) (*exec.Cmd, context.Context, context.CancelFunc) {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if end, ok := dl.Deadline(); ok {
+			ctx, cancel = context.WithDeadline(ctx, end.Add(-10*time.Second))
+		}
+	}
+	if childLimit > 0 {
+		var c2 context.CancelFunc
+		ctx, c2 = context.WithTimeout(ctx, childLimit)
+		c1 := cancel
+		cancel = func() { c2(); c1() }
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^" + test + "$", "-test.count=1"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(quitSignal) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, ctx, cancel
+}
+
+// quitSignal is what childCommand sends a child that runs out of time:
+// SIGQUIT, on which the Go runtime writes every goroutine's stack and
+// exits. (Where the system has no such signal, sending it fails, and the
+// child is killed.)
+var quitSignal os.Signal = syscall.SIGQUIT
+
+// cutShort says, for a child that ended, whether its deadline (ctx, from
+// childCommand) ended it.
+func cutShort(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return " (the child ran out of time: it was sent SIGQUIT, and the stacks of its goroutines are in its output)"
+	}
+	return ""
 }
 
 // CrashChild runs the test binary again with only the test named test,
 // env (each "NAME=value") added to its environment, and returns the child's
 // output. It fails t unless the child ended as an unrecovered panic ends a
-// program: exit status 2.
+// program: exit status 2, before it ran out of time (childCommand).
 func CrashChild(t testing.TB, test string, env ...string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), env...)
+	cmd, ctx, cancel := childCommand(t, test, env)
+	defer cancel()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
-		t.Fatalf("child exited with %v, want exit status 2 (a crash); output:\n%s", err, out.String())
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || ctx.Err() != nil {
+		t.Fatalf("child exited with %v%s, want exit status 2 (a crash); output:\n%s", err, cutShort(ctx), out.String())
 	}
 	return out.String()
 }

@@ -176,7 +176,14 @@
 // marks) is handed on after 20 ms (longer than the Go scheduler's time
 // slice) if no worker has started a task meanwhile and the counts show
 // it off a processor (blocked, or waiting for a CPU), and after the
-// 100 ms above otherwise. The Go calls that find
+// 100 ms above otherwise. The workers handed on that way are watched
+// after: once the counts prove some of them, still in the task they
+// were handed on in, blocked (more of them stand still than goroutines
+// wait for a CPU), the tasks of the pool block, and the other stuck
+// workers are handed on at once, with a goroutine for each queued task,
+// as when every worker reads blocked. So a wave of thousands of blocking
+// tasks beside goroutines that keep every CPU busy starts in a few tens
+// of milliseconds, not one task per 20 ms. The Go calls that find
 // every worker busy check as the monitor does. BENCHMARKS.md gives the
 // figures on both paths.
 //
@@ -209,7 +216,12 @@
 // on the processor is due; and at most every 200 µs per processor (longer
 // while the goroutines let in keep it long) when other goroutines wait for
 // it. A goroutine readied by a task beside a busy pool then runs within a
-// task or two. It is off by default, because it still costs the pool's own
+// task or two. Giving way puts the worker or Wait back in its processor's
+// own queue, except once per processor every 10 ms (the Go scheduler's
+// time slice), when it goes to the back of the runtime's global queue, as
+// a goroutine the scheduler preempts does: so the goroutines waiting
+// there (new ones beyond what a processor's queue holds, preempted ones)
+// get their turn. It is off by default, because it still costs the pool's own
 // service shapes up to 84% of their throughput, and with GOMAXPROCS 1 it
 // makes such goroutines wait longer, not shorter (BENCHMARKS.md, "Giving
 // way at task ends", has both sides); [Stats] counts the times a worker or a

@@ -113,6 +113,41 @@ func ProveQueue() error {
 	return queueErr
 }
 
+// UseQueue decides the queue reader now, as ProveQueue does, and returns
+// why it is off (nil: on) and a release that puts the reader back as it
+// was if nothing had asked for it before the call: off, and undecided
+// again, so that the next StartQueue checks afresh. Whoever turns the
+// queue reader on turns on whatever reads it for the whole process (the
+// scheduler gives way at task ends while it is on), so a test that needs
+// the reader takes it with UseQueue and releases it when it ends: the
+// tests after it run as they would without it.
+func UseQueue() (release func(), err error) {
+	queueMu.Lock()
+	before := queueState.Load()
+	queueMu.Unlock()
+	err = ProveQueue()
+	if before != stateUndecided {
+		// Decided, or being decided for someone else (the pool's
+		// StartQueue): not this call's to undo.
+		return func() {}, err
+	}
+	return undecideQueue, err
+}
+
+// undecideQueue puts the queue reader back as it is when the process
+// starts: off and undecided.
+func undecideQueue() {
+	queueMu.Lock()
+	defer queueMu.Unlock()
+	mu.Lock() // against SetOff, which sets queueOn from queueProven
+	queueProven.Store(false)
+	queueOn.Store(false)
+	mu.Unlock()
+	queueErr, queueBusy = nil, 0
+	queueRetryAt.Store(0)
+	queueState.Store(stateUndecided)
+}
+
 // decideQueue runs the check and records its outcome. The caller holds
 // queueMu and has set stateChecking.
 func decideQueue() {

@@ -105,6 +105,44 @@ func TestContendedOffWithSetOff(t *testing.T) {
 	}
 }
 
+// TestUseQueueReleases: UseQueue turns the reader on, and its release puts
+// it back off and undecided when it was so before, so that the next
+// StartQueue or ProveQueue checks again; taken while the reader was on
+// already, the release leaves it on.
+func TestUseQueueReleases(t *testing.T) {
+	requireQueueOn(t)
+	t.Cleanup(func() { requireQueueOn(t) }) // as the tests after this one expect
+	undecideQueue()
+	if QueueOn() {
+		t.Fatal("QueueOn after undecideQueue")
+	}
+	release, err := UseQueue()
+	if err != nil || !QueueOn() {
+		t.Fatalf("UseQueue: %v, QueueOn %v; want nil, true", err, QueueOn())
+	}
+	inner, err := UseQueue()
+	if err != nil {
+		t.Fatalf("UseQueue with the reader on: %v", err)
+	}
+	inner()
+	if !QueueOn() {
+		t.Fatal("the release of a UseQueue taken with the reader on turned it off")
+	}
+	release()
+	if QueueOn() || queueState.Load() != stateUndecided {
+		t.Fatalf("after the release: QueueOn %v, state %d; want false, undecided", QueueOn(), queueState.Load())
+	}
+	done := make(chan struct{})
+	go func() { close(done) }()
+	if w := Contended(true); w.Waiters != 0 || w.P != -1 {
+		t.Errorf("Contended reports %+v after the release", w)
+	}
+	<-done
+	if err := ProveQueue(); err != nil || !QueueOn() {
+		t.Fatalf("ProveQueue after the release: %v, QueueOn %v; want nil, true", err, QueueOn())
+	}
+}
+
 // TestQueueCheckRejectsWrongLayout: the check passes the proven layout
 // and fails a layout off by a word in each place it checks.
 func TestQueueCheckRejectsWrongLayout(t *testing.T) {

@@ -127,6 +127,10 @@ var (
 		[]string{"-run", "TestSearch|TestShiftedLayoutsRejected", "./internal/gstatus"}, nil}
 	fairRules = check{"sched: the rule of giving way at a task end, reading by reading, the budget's back-off, the set of the pool's goroutines",
 		[]string{"-run", "TestGiveWay|TestPoolGoroutineSet", "./internal/sched"}, nil}
+	gsetFull = check{"sched: the set of the pool's goroutines filled to its last word, emptied and filled again",
+		[]string{"-run", "TestPoolGoroutineSetFull", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
+	blockingWave = check{"sched: waves of 10,000 tasks blocked at once beside CPU fan-outs, in a process per setting",
+		[]string{"-run", "TestBlockingWave$", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	fairReadied = check{"sched: a goroutine readied by a task beside a busy pool runs within a few tasks",
 		[]string{"-run", "TestReadiedGoroutineRunsSoon", "./internal/sched"}, nil}
 	joinRules = check{"sched: a Wait runs the tasks two joins down the chain, none that its group does not wait for, and the records",
@@ -712,6 +716,27 @@ var mutants = []mutant{
 		file:  "internal/sched/fair.go",
 		edits: []edit{{"\t\tif i <= j && (h <= i || h > j) || i > j && h <= i && h > j {", "\t\tif h == 0 && false {"}},
 		check: fairRules,
+	},
+	{
+		name:  "gset-remove-unbounded",
+		bug:   "removing a goroutine from the pool's set shifts entries until it meets an empty word, which a full set has none of",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"for n, j := 1, (i+1)&(gsetSize-1); n < gsetSize; n, j = n+1, (j+1)&(gsetSize-1) {", "for n, j := 1, (i+1)&(gsetSize-1); ; n, j = n+1, (j+1)&(gsetSize-1) {"}},
+		check: gsetFull,
+	},
+	{
+		name:  "fair-never-global",
+		bug:   "a task end gives way to the tail of its P's local queue for the budget, never through the global queue, so goroutines that give way keep the local queue from ever emptying",
+		file:  "internal/sched/fair.go",
+		edits: []edit{{"if tr.now || now-pt.global.Load() >= timeSlice {", "if tr.now {"}},
+		check: blockingWave,
+	},
+	{
+		name:  "fallback-no-evidence",
+		bug:   "on the fallback, the workers handed on without a proof are never taken as evidence: a blocking wave beside busy CPUs is handed on one worker per unprovenWait",
+		file:  "internal/sched/watchdog.go",
+		edits: []edit{{"	if len(kept) == 0 || m.p.signals.offCPU(", "	if len(kept) >= 0 || m.p.signals.offCPU("}},
+		check: blockingWave,
 	},
 	{
 		name:  "queue-check-no-runq",

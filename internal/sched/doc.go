@@ -79,11 +79,13 @@
 // saturation); or, where statuses are not read, when its task sequence
 // number stood still and the runtime's counts of running and runnable
 // goroutines prove it off the CPU (fallback.go), or it stood still for
-// long (watchdog.go); watchdog.go states the progress guarantee this
-// gives. Goroutines that left a slot wait as spares (spare.go) to be
+// long (watchdog.go), and at once when the counts prove the workers
+// handed on that way blocked (monitor.handOffEvident); watchdog.go states
+// the progress guarantee this gives. Goroutines that left a slot wait as spares (spare.go) to be
 // given another. When a goroutine that runs tasks lets other goroutines
 // have its P is fair.go (opt-in): at once for what its task readied and a
-// due timer; for the rest, once per budget of the P.
+// due timer; for the rest, once per budget of the P; through the global
+// run queue once a time slice per P.
 //
 // # A slot's states
 //
@@ -168,6 +170,11 @@
 //     TestWatchdogChain, TestWatchdogFanOutBlocking,
 //     TestWatchdogCPUBoundStaysSmall, TestWatchdogRestarts
 //     (watchdog_test.go), TestBlockedInWait (wait_test.go).
+//   - Nothing sized at compile time fills and hangs, in any setting: waves
+//     of 10,000 tasks blocked at once beside CPU-bound fan-outs, in a
+//     process per setting the scheduler reads, at GOMAXPROCS 1, 2 and 4:
+//     TestBlockingWave (wave_test.go); the set of the pool's goroutines
+//     filled to its last word: TestPoolGoroutineSetFull (fair_test.go).
 //   - The idle, wake and retire protocols lose no task on their own, with
 //     the monitor and the linger switched off: TestNoRescueWake,
 //     TestNoRescueRetireLastLook (rescue_test.go); and under every
@@ -176,7 +183,8 @@
 //   - A goroutine readied by a task beside a busy pool runs within a few
 //     tasks, and the rule of giving way holds reading by reading:
 //     TestReadiedGoroutineRunsSoon, TestGiveWayRules, TestGiveWayBackOff,
-//     TestPoolGoroutineSet (fair_test.go); the run-queue reads and their
+//     TestGiveWayThroughGlobalQueue, TestPoolGoroutineSet (fair_test.go);
+//     the whole suite with giving way on (CI); the run-queue reads and their
 //     check in package gstatus (queue_test.go, layout_test.go).
 //   - Spares are reused, and leave: TestSparesReused (handoff_test.go).
 //   - Workers retire and the watchdog exits by themselves, and no

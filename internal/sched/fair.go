@@ -40,6 +40,23 @@ import (
 //     the runtime's goyield: to the tail of the P's local queue, so that
 //     it is back once the goroutines it let in have had their turn.
 //
+// But once a time slice at most (timeSlice) on each P, a goroutine that
+// gives way goes through the global queue (runtime.Gosched), whatever the
+// case. The runtime serves its global queue (where it puts the goroutines
+// it preempts, and a local queue's overflow) when a P's local queue is
+// empty, and otherwise once in 61 schedules; sysmon preempts a goroutine
+// only when its P has not scheduled for a time slice. Goroutines that give
+// way to the local queue's tail make their P schedule every budget, so
+// sysmon never preempts them, and stay in the local queue, so it never
+// empties: two such goroutines on one P (clients helping in their Waits)
+// would leave the global queue a turn every 61 budgets, and a wave of
+// thousands of goroutines queued there (the workers started for blocking
+// tasks, or a preempted goroutine that holds the pool's lock) would wait
+// for minutes. Sent through the global queue once a time slice, as sysmon
+// would send a goroutine that ran that long, they join the tail of that
+// queue one after another until the local queue empties and the P serves
+// the global one in order.
+//
 // Never for the pool's own goroutines between tasks (poolGs): an idle
 // worker that a Go has woken runs the same tasks as the goroutine that
 // readied it. And the budget adapts: after each return it is twice the
@@ -51,10 +68,8 @@ import (
 // This is opt-in (giveWayOn: STEAL_GIVEWAY=on), and off by default: it
 // cuts the wait of a goroutine readied beside a busy pool from the Go
 // scheduler's 10 ms to a task or two at GOMAXPROCS 2 and more, but it
-// costs the pool's own service shapes up to 84%, and at GOMAXPROCS 1 the
-// goroutines that give way to the tail of the one local queue keep it from
-// draining, so the runtime's global queue waits (BENCHMARKS.md, "Giving way
-// at task ends"). Off, the queue reader is not started and a task end
+// costs the pool's own service shapes up to 84% (BENCHMARKS.md, "Giving
+// way at task ends"). Off, the queue reader is not started and a task end
 // costs one atomic load (reading) that finds it so.
 
 // timerEvery: every how many task ends a goroutine also reads whether a
@@ -73,6 +88,11 @@ const (
 	pBudget    = 200_000
 	pBudgetMax = 10_000_000
 )
+
+// timeSlice is the Go scheduler's time slice (the runtime's
+// forcePreemptNS), in nanoseconds: at least this long apart, a goroutine
+// that gives way on a P goes through the global run queue (see above).
+const timeSlice = 10_000_000
 
 // turns is what a goroutine that runs tasks keeps for giving way. A
 // worker keeps one in its slot (worker.turns), a helping Wait outside the
@@ -124,10 +144,11 @@ func (tr *turns) body() {
 }
 
 // pTurns is turnsOfP's entry: when a goroutine last gave way on the P
-// (gstatus.Nanotime), and how long the next waits.
+// (gstatus.Nanotime), how long the next waits, and when one last gave way
+// on it through the global run queue.
 type pTurns struct {
-	at, budget stdatomic.Int64
-	_          [48]byte // a cache line each
+	at, budget, global stdatomic.Int64
+	_                  [40]byte // a cache line each
 }
 
 // turnsOfP is per P, by id modulo its length: Ps that share an entry
@@ -200,8 +221,9 @@ func (tr *turns) decide(w gstatus.Waiters, readied, idleNext bool, pt *pTurns, c
 // giveWay lets the goroutines that wait for the P run (see above for how),
 // then sets the budget of the P it gave way on, and counts it.
 func (tr *turns) giveWay(p *Pool) {
+	pt := &turnsOfP[uint32(tr.pid)%uint32(len(turnsOfP))]
 	start := gstatus.Nanotime()
-	if tr.now {
+	if tr.viaGlobal(pt, start) {
 		xsync.Gosched()
 	} else {
 		yield()
@@ -209,8 +231,21 @@ func (tr *turns) giveWay(p *Pool) {
 	tr.now = false
 	now := gstatus.Nanotime()
 	tr.look()
-	tr.returned(&turnsOfP[uint32(tr.pid)%uint32(len(turnsOfP))], now-start, now)
+	tr.returned(pt, now-start, now)
 	p.counts.gaveWay.Add(1)
+}
+
+// viaGlobal reports whether a goroutine that gives way on the P of pt at
+// now goes through the global run queue: for what must run now, and when
+// none has on this P for a time slice (see above), which it then records.
+// Goroutines of one P that race here may both go that way, which only
+// serves the global queue sooner.
+func (tr *turns) viaGlobal(pt *pTurns, now int64) bool {
+	if tr.now || now-pt.global.Load() >= timeSlice {
+		pt.global.Store(now)
+		return true
+	}
+	return false
 }
 
 // returned sets the P's budget after a goroutine that gave way on it got
@@ -252,8 +287,12 @@ var poolGs gset
 // A reader that races with a writer may miss an entry being moved, or
 // pair a key with a neighbour's record: the answer is then wrong for one
 // task end, which gives way once when it need not, or once less; nothing
-// else depends on it. A full table drops the add (the goroutine is then
-// taken for any other).
+// else depends on it. The table can fill: a wave of blocking tasks
+// starts thousands of goroutines (a test runs 10,000 at once). A full
+// table drops the add (the goroutine is then taken for any other); every
+// loop over the table makes one pass at most, so a lookup of a goroutine
+// that is not in a full table costs gsetSize loads, and a removal from
+// it moves each other entry at most once.
 //
 // The tempting version, tombstones for removed goroutines, degrades after
 // a wave of blocking tasks: the pool starts and ends thousands of
@@ -320,7 +359,16 @@ func (s *gset) remove(g uintptr) {
 	// Shift back every entry after i, up to the next empty word, whose
 	// home is not between i (exclusive) and its place (inclusive): it was
 	// placed past i because i was taken.
-	for j := (i + 1) & (gsetSize - 1); ; j = (j + 1) & (gsetSize - 1) {
+	//
+	// One pass at most: a full table (gsetSize goroutines) has no empty
+	// word to stop at, and the words after the first hole are then every
+	// other word of the table, each looked at once. That is enough: an
+	// entry left in place has its home between the hole of its time and
+	// itself, and the hole only moves on, past it, so no probe sequence
+	// crosses the final hole. The tempting loop that stops only at an
+	// empty word never ends on a full table, holding mu, which every
+	// worker goroutine needs to exit.
+	for n, j := 1, (i+1)&(gsetSize-1); n < gsetSize; n, j = n+1, (j+1)&(gsetSize-1) {
 		k := s.keys[j].Load()
 		if k == 0 {
 			break

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 
@@ -13,15 +14,18 @@ import (
 // budget's back-off, the set of the pool's goroutines, and, on the real
 // runtime, a goroutine readied by a task beside a busy pool.
 
-// needQueue skips a test of giving way in a build or process where the run
-// queues are not read (another Go release or architecture, the
-// interleaving explorer, or STEAL_GSTATUS=off). Proving the reader turns
-// giving way on for the rest of the test binary, as STEAL_GIVEWAY=on would
-// (the pool starts the reader only then; reading is what gives way): the
-// tests that run after it exercise the rule too.
+// needQueue turns giving way on for the rest of t, as STEAL_GIVEWAY=on
+// does for a process (the pool starts the run-queue reader only then;
+// reading is what gives way), and off again when t ends, so that the
+// tests after t run with the setting they were started with. It skips t
+// in a build or process where the run queues are not read (another Go
+// release or architecture, the interleaving explorer, or
+// STEAL_GSTATUS=off).
 func needQueue(t *testing.T) {
 	t.Helper()
-	if err := gstatus.ProveQueue(); err != nil || !gstatus.QueueOn() {
+	release, err := gstatus.UseQueue()
+	t.Cleanup(release)
+	if err != nil || !gstatus.QueueOn() {
 		t.Skipf("the run queues are not read here: %v", err)
 	}
 }
@@ -121,6 +125,36 @@ func TestGiveWayClaimsTheTurn(t *testing.T) {
 	}
 }
 
+// TestGiveWayThroughGlobalQueue: what must run now goes through the
+// global run queue; otherwise one giving way a time slice on each P does,
+// and the others go to the tail of the local queue.
+func TestGiveWayThroughGlobalQueue(t *testing.T) {
+	var pt pTurns
+	now := int64(1) << 40
+	var tr turns
+	for _, c := range []struct {
+		name  string
+		now   bool  // what must run now
+		at    int64 // when it gives way
+		want  bool
+		since int64 // what pt.global holds afterwards
+	}{
+		{"the first on the P", false, now, true, now},
+		{"within the time slice", false, now + timeSlice - 1, false, now},
+		{"within it, for what must run now", true, now + 1, true, now + 1},
+		{"within the slice since then", false, now + timeSlice, false, now + 1},
+		{"a time slice since the last", false, now + 1 + timeSlice, true, now + 1 + timeSlice},
+	} {
+		tr.now = c.now
+		if got := tr.viaGlobal(&pt, c.at); got != c.want {
+			t.Errorf("%s: viaGlobal = %v, want %v", c.name, got, c.want)
+		}
+		if got := pt.global.Load(); got != c.since {
+			t.Errorf("%s: the P last gave way through the global queue at %d, want %d", c.name, got, c.since)
+		}
+	}
+}
+
 // TestPoolGoroutineSet: the set finds what was added and not removed,
 // also after many goroutines came and went, and tells a goroutine between
 // tasks from one in a task.
@@ -191,6 +225,92 @@ func TestPoolGoroutineSet(t *testing.T) {
 	}
 }
 
+// TestPoolGoroutineSetFull: a wave of blocking tasks can start more pool
+// goroutines than the set has words. Filled to the last word, the set
+// drops the next add, and every removal ends (one pass over the table at
+// most) and leaves the others found; it is filled and emptied again in
+// rounds, against a map of what it must hold. A removal that loops until
+// it meets an empty word never ends on the full table: the hang guard
+// reports it.
+func TestPoolGoroutineSetFull(t *testing.T) {
+	testkit.Guard(t, func() {
+		s := new(gset)
+		rng := rand.New(rand.NewPCG(uint64(gsetSize), 43))
+		in := map[uintptr]bool{} // the goroutines the set must hold
+		// Ones it must not: removed, or dropped. Every id drawn is kept
+		// apart from the others (seen), but only the latest 64 are looked
+		// up: a lookup of an absent id in a full table reads all of it.
+		seen := map[uintptr]bool{}
+		var out []uintptr
+		gone := func(g uintptr) {
+			if out = append(out, g); len(out) > 64 {
+				out = out[1:]
+			}
+		}
+		fresh := func() uintptr {
+			for {
+				// Like a g's address: aligned, never 0, never seen before.
+				g := uintptr(rng.Uint64()>>8) &^ 63
+				if g != 0 && !seen[g] {
+					seen[g] = true
+					return g
+				}
+			}
+		}
+		check := func(when string) {
+			t.Helper()
+			if n := s.count(); n != len(in) {
+				t.Fatalf("%s: the set holds %d goroutines, want %d", when, n, len(in))
+			}
+			for g := range in {
+				if s.find(g) == nil {
+					t.Fatalf("%s: goroutine %#x is lost", when, g)
+				}
+			}
+			for _, g := range out {
+				if s.find(g) != nil {
+					t.Fatalf("%s: goroutine %#x is found, but it was removed or never added", when, g)
+				}
+			}
+		}
+		for round := range 3 {
+			for len(in) < gsetSize {
+				g := fresh()
+				if s.add(g) == nil {
+					t.Fatal("add returned no record")
+				}
+				in[g] = true
+			}
+			check(fmt.Sprintf("round %d, full", round))
+			// Full: the next add is dropped, and still returns a record.
+			g := fresh()
+			if s.add(g) == nil {
+				t.Fatal("add to the full set returned no record")
+			}
+			gone(g)
+			s.remove(g) // not in the set: nothing to do
+			check(fmt.Sprintf("round %d, full, an add dropped", round))
+			// Empty it in a random order; the first removals are from a
+			// full table, where no word is empty to stop at.
+			order := make([]uintptr, 0, len(in))
+			for g := range in {
+				order = append(order, g)
+			}
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			keep := round * gsetSize / 4 // what this round leaves in
+			for k, g := range order[:len(order)-keep] {
+				s.remove(g)
+				delete(in, g)
+				gone(g)
+				if k < 8 || k%512 == 0 {
+					check(fmt.Sprintf("round %d, after %d removals", round, k+1))
+				}
+			}
+			check(fmt.Sprintf("round %d, %d left", round, keep))
+		}
+	})
+}
+
 // TestReadiedGoroutineRunsSoon: on one P busy with a stream of tiny tasks
 // that never ends by itself, a task closes a channel that a goroutine
 // waits on. That goroutine must run within a few tasks, as it would once
@@ -253,7 +373,9 @@ func BenchmarkGiveWayCheck(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		b.Run(fmt.Sprintf("reader=%v", on), func(b *testing.B) {
 			if on {
-				if err := gstatus.ProveQueue(); err != nil {
+				release, err := gstatus.UseQueue()
+				defer release()
+				if err != nil {
 					b.Skip(err)
 				}
 			} else {

@@ -195,7 +195,7 @@ type stuckWorker struct {
 // longest: detaches them (not one that moved on meanwhile: Pool.detach
 // checks its seq), counts them as handed on for kind, and starts a
 // goroutine in each one's place. It returns how many it handed on, and
-// reorders stuck.
+// reorders stuck: those it handed on come first.
 func (p *Pool) handOnLongest(stuck []stuckWorker, k, kind int) (detached int) {
 	// A few workers: insertion sort, oldest first.
 	for i := 1; i < len(stuck); i++ {
@@ -203,8 +203,9 @@ func (p *Pool) handOnLongest(stuck []stuckWorker, k, kind int) (detached int) {
 			stuck[j], stuck[j-1] = stuck[j-1], stuck[j]
 		}
 	}
-	for _, s := range stuck[:min(k, len(stuck))] {
+	for i, s := range stuck[:min(k, len(stuck))] {
 		if p.detach(s.w, detachMonitor, s.seq) {
+			stuck[detached], stuck[i] = s, stuck[detached]
 			detached++
 		}
 	}

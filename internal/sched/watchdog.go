@@ -53,7 +53,9 @@ import (
 // (every CPU is busy, or the collector marks) is handed on after
 // unprovenWait when the counts show it off a processor
 // (handOffOffProc), and otherwise after the same bound as a worker that
-// no status read counts as blocked (handOffLong).
+// no status read counts as blocked (handOffLong). Once the counts prove
+// some of the workers handed on that way blocked, the stuck attached ones
+// are handed on at once and the pool ramps up (handOffEvident).
 //
 // The monitor is a goroutine that exists only while the pool is saturated:
 // a post that finds the pool saturated starts it (Pool.watch), and it exits
@@ -167,6 +169,12 @@ type monitor struct {
 	flowing bool      // every worker of active started two tasks or more since the last tick (sampleStuck)
 	procs   int       // GOMAXPROCS
 	queued  int       // tasks queued (Pool.queued)
+
+	// handed are the workers the monitor handed on on the fallback with
+	// no proof that they were off the CPU (handOffOffProc, handOffLong,
+	// handOffEvident), each with the seq of the task it stood still in,
+	// latest last, at most handedKept: the evidence of handOffEvident.
+	handed []stuckWorker
 }
 
 // newMonitor takes the first sample at once, so that the first tick can
@@ -326,10 +334,73 @@ func (m *monitor) cpusFree() bool {
 func (m *monitor) handOffStuck() {
 	n, fresh := m.p.checkStuck(m.active, nil, m.now)
 	m.yieldNext = fresh > 0 && m.cpusFree()
-	if n == 0 && m.handOffOffProc() == 0 {
+	if n == 0 && m.handOffEvident() == 0 && m.handOffOffProc() == 0 {
 		m.handOffLong()
 	}
 }
+
+// handOffEvident is the fallback's ramp on the evidence of the workers
+// the monitor has handed on without a proof (m.handed). The counts prove
+// nothing about the attached workers while goroutines that run (clients
+// fanning out CPU-bound tasks, say) keep every CPU busy: each of those
+// may be the attached worker waiting for its turn. So a wave of blocking
+// tasks beside them would be handed on one worker per unprovenWait, and
+// 10,000 such tasks would take minutes where errgroup takes a moment.
+// But the workers handed on that way, once more of them stand still in
+// the task they were handed on in than goroutines wait for a CPU, are
+// proven off it the same way (signals.offCPU: a worker waiting for a CPU
+// is runnable, and counted so), whatever the attached ones do: the
+// pool's tasks block. Then, when every attached worker has stood still
+// since the last tick, it hands them on at once and ramps up
+// (spawnExtra), as handOffBlocked does when every attached worker reads
+// blocked; those it hands on join the evidence. Workers that were
+// handed on while they only waited for a CPU prove nothing: each is
+// runnable, which the counts subtract, until its task moves on, which
+// takes it out of the evidence; so CPU-bound tasks beside busy CPUs do
+// not ramp the pool up. It returns how many it handed on.
+func (m *monitor) handOffEvident() int {
+	if m.stuck == 0 || m.stuck < len(m.active) {
+		return 0
+	}
+	// Only those still in the task they were handed on in are evidence.
+	kept := m.handed[:0]
+	for _, h := range m.handed {
+		if h.w.seq.Load() == h.seq {
+			kept = append(kept, h)
+		}
+	}
+	clear(m.handed[len(kept):])
+	m.handed = kept
+	if len(kept) == 0 || m.p.signals.offCPU(len(kept), m.p.awakeIdle, m.now) == 0 {
+		return 0
+	}
+	var buf [16]stuckWorker
+	stuck := m.stoodStill(stillGap, buf[:0])
+	n := m.p.handOnLongest(stuck, len(stuck), handOffStuck)
+	if n == 0 {
+		return 0
+	}
+	m.remember(stuck[:n])
+	m.p.counts.ramps.Add(1)
+	m.p.spawnExtra(m.p.queued() - m.p.sleep.Load().Inactive())
+	return n
+}
+
+// remember adds to the evidence (m.handed) the workers handed on
+// without a proof, dropping the oldest beyond handedKept.
+func (m *monitor) remember(ws []stuckWorker) {
+	m.handed = append(m.handed, ws...)
+	if extra := len(m.handed) - handedKept; extra > 0 {
+		copy(m.handed, m.handed[extra:])
+		clear(m.handed[handedKept:])
+		m.handed = m.handed[:handedKept]
+	}
+}
+
+// handedKept bounds the evidence of handOffEvident: the monitor looks at
+// each entry once a tick. A wave beside more goroutines that wait for a
+// CPU than that is handed on one worker per unprovenWait.
+const handedKept = 256
 
 // handOffOffProc is the fallback's hand-off of workers that the counts
 // cannot prove blocked but can prove off a processor: when every attached
@@ -360,7 +431,9 @@ func (m *monitor) handOffOffProc() int {
 	if k <= 0 {
 		return 0
 	}
-	return m.p.handOnLongest(long, k, handOffStuck)
+	n := m.p.handOnLongest(long, k, handOffStuck)
+	m.remember(long[:n])
+	return n
 }
 
 // handOffKnown is a tick's hand-off when the workers' statuses are read
@@ -396,7 +469,10 @@ func (m *monitor) handOffLong() {
 	if c, ok := m.p.signals.read(); ok && c.Marking {
 		return
 	}
-	m.p.handOnLongest(long, len(long), handOffStuck)
+	n := m.p.handOnLongest(long, len(long), handOffStuck)
+	if !statusOn() {
+		m.remember(long[:n])
+	}
 }
 
 // stoodStill appends to buf the attached workers (m.active) that the

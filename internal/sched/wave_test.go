@@ -1,0 +1,121 @@
+package sched
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-steal/steal/internal/testkit"
+)
+
+// A wave of blocking tasks: more tasks blocked at once than any table the
+// scheduler sizes at compile time holds (the set of the pool's goroutines,
+// the runners' table, the buckets of the workers' table), beside clients
+// that fan out CPU-bound tasks, under every setting the scheduler reads.
+
+// waveSettings are the environments a wave runs in, by name: each value
+// of each setting the scheduler reads (giving way at task ends; the status
+// reader, whose fallback reads the runtime's counts instead). Each runs in
+// a process of its own, since each setting is read once per process.
+var waveSettings = []struct {
+	name string
+	env  []string
+}{
+	{"defaults", []string{"STEAL_GIVEWAY=", "STEAL_GSTATUS="}},
+	{"giveway=on", []string{"STEAL_GIVEWAY=on", "STEAL_GSTATUS="}},
+	{"gstatus=off", []string{"STEAL_GIVEWAY=", "STEAL_GSTATUS=off"}},
+	{"giveway=on,gstatus=off", []string{"STEAL_GIVEWAY=on", "STEAL_GSTATUS=off"}},
+}
+
+// waveTasks is how many tasks of a wave block at once: 10,000, or 6,000
+// under the race detector, which ends a program with more than 8,128
+// goroutines alive; either is more than gsetSize and runnerSlots.
+var waveTasks = 10_000
+
+func init() {
+	if testkit.Race {
+		waveTasks = 6_000
+	}
+}
+
+// TestBlockingWave runs, in a child process per setting (waveSettings),
+// waves of waveTasks tasks that each block until all of them have
+// started, queued from outside and from inside tasks, while four clients
+// fan out CPU-bound tasks, at GOMAXPROCS 1, 2 and 4; each wave must end
+// with every task run once and the pool retired (checkRetired: the set of
+// its goroutines empty too). A wave that cannot get all its tasks started
+// at once hangs, and the hang guard fails the child with a goroutine
+// dump. So does one whose blocked workers are handed on one at a time:
+// the clients keep every CPU busy, so that on the fallback the runtime's
+// counts cannot prove the attached workers blocked (see
+// monitor.handOffEvident), and a hand-off per unprovenWait would take
+// minutes; goroutines that give way to their P's local queue would leave
+// the global one, where the runtime queues the wave's new goroutines,
+// waiting as long (see viaGlobal).
+func TestBlockingWave(t *testing.T) {
+	if os.Getenv(childVar) == "wave" {
+		blockingWaves(t)
+		return
+	}
+	for _, s := range waveSettings {
+		t.Run(s.name, func(t *testing.T) {
+			out := testkit.Child(t, "TestBlockingWave", append([]string{childVar + "=wave"}, s.env...)...)
+			if testing.Verbose() {
+				t.Log(out)
+			}
+		})
+	}
+}
+
+// blockingWaves is TestBlockingWave's body in the child process.
+func blockingWaves(t *testing.T) {
+	for _, procs := range []int{1, 2, 4} {
+		for _, from := range []string{"outside", "inside"} {
+			t.Run(fmt.Sprintf("procs=%d/%s", procs, from), func(t *testing.T) {
+				testkit.SetProcs(t, procs)
+				guardPool(t, func() { blockingWave(t, from) })
+			})
+		}
+	}
+}
+
+// blockingWave runs one wave beside the CPU-bound clients.
+func blockingWave(t *testing.T, from string) {
+	var stop atomic.Bool
+	var fanOuts atomic.Int64
+	var clients sync.WaitGroup
+	for range 4 {
+		clients.Go(func() {
+			for !stop.Load() {
+				var g Group
+				for range 8 {
+					g.Go(func() error { sink.Add(int64(fibPlain(15))); return nil })
+				}
+				wantNil(t, "a client's Wait()", g.Wait())
+				fanOuts.Add(1)
+			}
+		})
+	}
+	var g Group
+	var started, ran atomic.Int64
+	all := make(chan struct{})
+	goFrom(&g, from, waveTasks, func() error {
+		if started.Add(1) == int64(waveTasks) {
+			close(all)
+		}
+		<-all
+		ran.Add(1)
+		return nil
+	})
+	wantNil(t, "the wave's Wait()", g.Wait())
+	stop.Store(true)
+	clients.Wait()
+	if got := ran.Load(); got != int64(waveTasks) {
+		t.Errorf("%d of the wave's %d tasks ran", got, waveTasks)
+	}
+	t.Logf("GOMAXPROCS %d: %d tasks blocked at once beside %d CPU fan-outs; %d goroutines at the end",
+		runtime.GOMAXPROCS(0), waveTasks, fanOuts.Load(), runtime.NumGoroutine())
+}

@@ -33,18 +33,6 @@ func TestGuardEndsAHang(t *testing.T) {
 	}
 }
 
-// failRecorder is a testing.TB whose Fatalf records the failure instead
-// of ending the test, and which has no deadline.
-type failRecorder struct {
-	testing.TB
-	failure string
-}
-
-func (r *failRecorder) Helper() {}
-func (r *failRecorder) Fatalf(format string, args ...any) {
-	r.failure = fmt.Sprintf(format, args...)
-}
-
 // A child that never ends, and whose own hang guard could not fire (it
 // has none here), is sent SIGQUIT when it runs out of time: it writes the
 // stack of every goroutine, and the parent fails with them.
@@ -61,11 +49,12 @@ func TestChildEndsAHang(t *testing.T) {
 		"CrashChild": func(r testing.TB) { testkit.CrashChild(r, "TestChildEndsAHang", "TESTKIT_SPIN=1") },
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := &failRecorder{TB: t}
-			testkit.Guard(t, func() { run(r) })
+			// fatalTB has no deadline: only the limit ends the child.
+			f := &fatalTB{TB: t}
+			testkit.Guard(t, func() { run(f) })
 			for _, want := range []string{"ran out of time", "SIGQUIT", "testkit_test.TestChildEndsAHang"} {
-				if !strings.Contains(r.failure, want) {
-					t.Errorf("the failure lacks %q:\n%s", want, r.failure)
+				if !strings.Contains(f.msg, want) {
+					t.Errorf("the failure lacks %q:\n%s", want, f.msg)
 				}
 			}
 		})

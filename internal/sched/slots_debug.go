@@ -8,6 +8,11 @@ import "fmt"
 // list agree with the slots themselves (see slots.go); the caller holds
 // mu. O(slots): a build with the stealdebug tag only
 // (go test -tags stealdebug ./internal/sched).
+// slotsChecked reports whether checkSlotsLocked checks: in this build,
+// every transition costs O(slots), so that tests that start thousands of
+// workers size themselves down.
+const slotsChecked = true
+
 func checkSlotsLocked(p *Pool) {
 	var live, detached int32
 	free := map[*worker]int{}

@@ -32,19 +32,47 @@ var waveSettings = []struct {
 
 // waveTasks is how many tasks of a wave block at once: 10,000, or 6,000
 // under the race detector, which ends a program with more than 8,128
-// goroutines alive; either is more than gsetSize and runnerSlots.
+// goroutines alive; either is more than gsetSize and runnerSlots. In a
+// build that checks the slots' invariant at every transition (O(slots)
+// each: slotsChecked) a wave costs the square of its size, and has 1,000.
 var waveTasks = 10_000
 
 func init() {
-	if testkit.Race {
+	switch {
+	case slotsChecked:
+		waveTasks = 1_000
+	case testkit.Race:
 		waveTasks = 6_000
 	}
+}
+
+// waveRun is one wave of a child: its GOMAXPROCS, and where its tasks are
+// queued from (goFrom).
+type waveRun struct {
+	procs int
+	from  string
+}
+
+// waveRuns are the waves each child runs: each GOMAXPROCS from outside and
+// from inside tasks, or under -short one wave per GOMAXPROCS, from outside
+// and inside in turn.
+func waveRuns() []waveRun {
+	if testing.Short() {
+		return []waveRun{{1, "outside"}, {2, "inside"}, {4, "outside"}}
+	}
+	var runs []waveRun
+	for _, procs := range []int{1, 2, 4} {
+		for _, from := range []string{"outside", "inside"} {
+			runs = append(runs, waveRun{procs, from})
+		}
+	}
+	return runs
 }
 
 // TestBlockingWave runs, in a child process per setting (waveSettings),
 // waves of waveTasks tasks that each block until all of them have
 // started, queued from outside and from inside tasks, while four clients
-// fan out CPU-bound tasks, at GOMAXPROCS 1, 2 and 4; each wave must end
+// fan out CPU-bound tasks, at GOMAXPROCS 1, 2 and 4 (waveRuns); each wave must end
 // with every task run once and the pool retired (checkRetired: the set of
 // its goroutines empty too). A wave that cannot get all its tasks started
 // at once hangs, and the hang guard fails the child with a goroutine
@@ -72,13 +100,11 @@ func TestBlockingWave(t *testing.T) {
 
 // blockingWaves is TestBlockingWave's body in the child process.
 func blockingWaves(t *testing.T) {
-	for _, procs := range []int{1, 2, 4} {
-		for _, from := range []string{"outside", "inside"} {
-			t.Run(fmt.Sprintf("procs=%d/%s", procs, from), func(t *testing.T) {
-				testkit.SetProcs(t, procs)
-				guardPool(t, func() { blockingWave(t, from) })
-			})
-		}
+	for _, r := range waveRuns() {
+		t.Run(fmt.Sprintf("procs=%d/%s", r.procs, r.from), func(t *testing.T) {
+			testkit.SetProcs(t, r.procs)
+			guardPool(t, func() { blockingWave(t, r.from) })
+		})
 	}
 }
 

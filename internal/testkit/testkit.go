@@ -297,14 +297,14 @@ var childLimit time.Duration
 
 // childCommand returns the command that runs the test binary again with
 // only the test named test, env added to its environment and args after
-// its own, and the cancel that releases its deadline. A child that is
-// still running ten seconds before t's deadline (or after childLimit) is
-// sent SIGQUIT, which makes the Go runtime write the stack of every
-// goroutine and exit, whatever its goroutines do, and is killed if it has
-// not exited five seconds later. So a child whose own hang guard cannot
-// fire (its timer's goroutine never gets a processor) fails the parent
-// with a dump, before the test binary's timeout ends the parent and
-// leaves the child running.
+// its own (and -test.short if the parent has it), the context that bounds
+// it, and the cancel that releases that. A child that is still running ten
+// seconds before t's deadline (or after childLimit) is sent SIGQUIT,
+// which makes the Go runtime write the stack of every goroutine and exit,
+// whatever its goroutines do, and is killed if it has not exited five
+// seconds later. So a child whose own hang guard cannot fire (its timer's
+// goroutine never gets a processor) fails the parent with a dump, before
+// the test binary's timeout ends the parent and leaves the child running.
 func childCommand(t testing.TB, test string, env []string, args ...string) (*exec.Cmd, context.Context, context.CancelFunc) {
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
@@ -317,6 +317,9 @@ func childCommand(t testing.TB, test string, env []string, args ...string) (*exe
 		ctx, c2 = context.WithTimeout(ctx, childLimit)
 		c1 := cancel
 		cancel = func() { c2(); c1() }
+	}
+	if testing.Short() {
+		args = append(args, "-test.short") // the child sizes itself as its parent
 	}
 	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^" + test + "$", "-test.count=1"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)

@@ -20,14 +20,45 @@ import (
 // of each setting the scheduler reads (giving way at task ends; the status
 // reader, whose fallback reads the runtime's counts instead). Each runs in
 // a process of its own, since each setting is read once per process.
-var waveSettings = []struct {
-	name string
-	env  []string
-}{
-	{"defaults", []string{"STEAL_GIVEWAY=", "STEAL_GSTATUS="}},
-	{"giveway=on", []string{"STEAL_GIVEWAY=on", "STEAL_GSTATUS="}},
-	{"gstatus=off", []string{"STEAL_GIVEWAY=", "STEAL_GSTATUS=off"}},
-	{"giveway=on,gstatus=off", []string{"STEAL_GIVEWAY=on", "STEAL_GSTATUS=off"}},
+var waveSettings = []waveSetting{
+	{"defaults", false, false},
+	{"giveway=on", true, false},
+	{"gstatus=off", false, true},
+	{"giveway=on,gstatus=off", true, true},
+}
+
+// waveSetting is one of waveSettings.
+type waveSetting struct {
+	name               string
+	giveWay, statusOff bool
+}
+
+// env is the setting's environment for a child process.
+func (s waveSetting) env() []string {
+	e := []string{"STEAL_GIVEWAY=", "STEAL_GSTATUS="}
+	if s.giveWay {
+		e[0] += "on"
+	}
+	if s.statusOff {
+		e[1] += "off"
+	}
+	return e
+}
+
+// waveSettingsRun are the settings TestBlockingWave runs: all of them, or
+// under -short only the one this process was started with (CI runs the
+// short suite once in each setting, and go test ./... runs them all).
+func waveSettingsRun() []waveSetting {
+	if !testing.Short() {
+		return waveSettings
+	}
+	own := waveSetting{giveWay: os.Getenv("STEAL_GIVEWAY") == "on", statusOff: os.Getenv("STEAL_GSTATUS") == "off"}
+	for _, s := range waveSettings {
+		if s.giveWay == own.giveWay && s.statusOff == own.statusOff {
+			return []waveSetting{s}
+		}
+	}
+	panic("waveSettings lacks a setting")
 }
 
 // waveTasks is how many tasks of a wave block at once: 10,000, or 6,000
@@ -69,7 +100,7 @@ func waveRuns() []waveRun {
 	return runs
 }
 
-// TestBlockingWave runs, in a child process per setting (waveSettings),
+// TestBlockingWave runs, in a child process per setting (waveSettingsRun),
 // waves of waveTasks tasks that each block until all of them have
 // started, queued from outside and from inside tasks, while four clients
 // fan out CPU-bound tasks, at GOMAXPROCS 1, 2 and 4 (waveRuns); each wave must end
@@ -88,9 +119,9 @@ func TestBlockingWave(t *testing.T) {
 		blockingWaves(t)
 		return
 	}
-	for _, s := range waveSettings {
+	for _, s := range waveSettingsRun() {
 		t.Run(s.name, func(t *testing.T) {
-			out := testkit.Child(t, "TestBlockingWave", append([]string{childVar + "=wave"}, s.env...)...)
+			out := testkit.Child(t, "TestBlockingWave", append([]string{childVar + "=wave"}, s.env()...)...)
 			if testing.Verbose() {
 				t.Log(out)
 			}

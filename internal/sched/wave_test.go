@@ -103,9 +103,9 @@ func waveRuns() []waveRun {
 // TestBlockingWave runs, in a child process per setting (waveSettingsRun),
 // waves of waveTasks tasks that each block until all of them have
 // started, queued from outside and from inside tasks, while four clients
-// fan out CPU-bound tasks, at GOMAXPROCS 1, 2 and 4 (waveRuns); each wave must end
-// with every task run once and the pool retired (checkRetired: the set of
-// its goroutines empty too). A wave that cannot get all its tasks started
+// fan out CPU-bound tasks, at GOMAXPROCS 1, 2 and 4 (waveRuns); each wave
+// must end with every task run once and the pool retired (checkRetired:
+// the set of its goroutines empty too). A wave that cannot get all its tasks started
 // at once hangs, and the hang guard fails the child with a goroutine
 // dump. So does one whose blocked workers are handed on one at a time:
 // the clients keep every CPU busy, so that on the fallback the runtime's

@@ -96,10 +96,21 @@ func HTTPImplOf[G Group](name string, newGroup func(limit int) G) HTTPImpl {
 //     percentile of a request's latency as its client sees it (from
 //     sending the request to reading the whole response), in µs;
 //
-// and cpu-ns/req: the process's CPU time (user and system, every thread:
-// the clients, both servers and the groups) over the timed interval,
-// divided by the requests of both kinds completed in it; not reported
-// where getrusage is not available.
+// and for the process as a whole (every thread: the clients, both
+// servers and the groups), over the timed interval:
+//
+//   - cpu-ns/req: its CPU time (user and system), divided by the requests
+//     of both kinds completed; not reported where getrusage is not
+//     available;
+//   - os-runq-ms/s: the time its threads spent runnable but waiting for a
+//     CPU in the operating system's run queues, in ms per second: a
+//     thread that the OS stacked behind another on one CPU while its
+//     goroutine's request waits;
+//   - os-wakeups/req: its threads' wake-ups (voluntary context switches),
+//     divided by the requests completed: threads the scheduler put to
+//     sleep and woke again.
+//
+// The last two are read from /proc (Linux only).
 //
 // The servers start, and each client sends one request (checked, not
 // timed) to open its connections, before the timed part; the servers shut
@@ -135,8 +146,13 @@ func benchHTTP(b *testing.B, mode string, im HTTPImpl) {
 			b.ReportMetric(float64(k.run.p99.Nanoseconds())/1e3, k.name+"-p99-µs")
 		}
 	}
-	if done := r.io.done + r.cpu.done; r.cpuTimeOK && done > 0 {
+	done := r.io.done + r.cpu.done
+	if r.cpuTimeOK && done > 0 {
 		b.ReportMetric(float64(r.cpuTime.Nanoseconds())/float64(done), "cpu-ns/req")
+	}
+	if r.threadsOK && done > 0 {
+		b.ReportMetric(float64(r.runWait)/1e6/secs, "os-runq-ms/s")
+		b.ReportMetric(float64(r.wakeups)/float64(done), "os-wakeups/req")
 	}
 }
 
@@ -145,6 +161,9 @@ type httpRun struct {
 	elapsed   time.Duration // the timed interval
 	cpuTime   time.Duration // the process's CPU time over it
 	cpuTimeOK bool          // cpuTime was measured
+	runWait   time.Duration // its threads' OS run-queue wait over it
+	wakeups   int64         // its threads' wake-ups over it
+	threadsOK bool          // runWait and wakeups were measured
 	io, cpu   httpKindRun
 }
 
@@ -257,15 +276,18 @@ func runHTTP(n int, mode string, im HTTPImpl, resetTimer, stopTimer func()) (r h
 	warm.Wait()
 	resetTimer()
 	cpu0, cpuOK := processCPU()
+	wait0, wake0, threadsOK := threadStats()
 	start := time.Now()
 	close(gate)
 	measured.Wait()
 	r.elapsed = time.Since(start)
 	cpu1, _ := processCPU()
+	wait1, wake1, threadsOK1 := threadStats()
 	stop.Store(true)
 	stopTimer()
 	others.Wait()
 	r.cpuTime, r.cpuTimeOK = cpu1-cpu0, cpuOK
+	r.runWait, r.wakeups, r.threadsOK = wait1-wait0, wake1-wake0, threadsOK && threadsOK1
 
 	var errs []error
 	for _, k := range []struct {

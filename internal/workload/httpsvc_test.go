@@ -45,6 +45,12 @@ func TestHTTPService(t *testing.T) {
 				t.Errorf("mode %s, %s: %d measured requests, latency p50 %v, p99 %v: want %d and 0 < p50 <= p99",
 					mode, name, measured.done, measured.p50, measured.p99, httpRequests)
 			}
+			if _, _, ok := threadStats(); ok && (!r.threadsOK || r.runWait < 0 || mode == "io" && r.wakeups <= 0) {
+				// In mode io every request waits 5 ms on the back end with
+				// nothing else to run: threads sleep and are woken.
+				t.Errorf("mode %s, %s: threads' run-queue wait %v, wake-ups %d, measured %v: want both measured, and wake-ups in mode io",
+					mode, name, r.runWait, r.wakeups, r.threadsOK)
+			}
 			if mode == "mixed" && r.cpu.done == 0 {
 				t.Errorf("mode mixed, %s: no /cpu request completed alongside %d /io requests", name, r.io.done)
 			}

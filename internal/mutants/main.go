@@ -121,18 +121,12 @@ var (
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
 	offCPUProof = check{"sched: the fallback's proof that workers are off the CPU, rule by rule",
 		[]string{"-run", "TestOffCPUProof", "./internal/sched"}, nil}
-	statusFirstUse = check{"sched: the status check starts at the pool's first saturation, in a process of its own",
-		[]string{"-run", "TestStatusStartsAtSaturation", "./internal/sched"}, nil}
+	statusFirstUse = check{"sched: the status check starts with the pool's first worker, in a process of its own",
+		[]string{"-run", "TestStatusStartsWithFirstWorker", "./internal/sched"}, nil}
 	gstatusSearch = check{"gstatus: the search finds each field once, and fails on none or several",
 		[]string{"-run", "TestSearch|TestShiftedLayoutsRejected", "./internal/gstatus"}, nil}
-	fairRules = check{"sched: the rule of giving way at a task end, reading by reading, the budget's back-off, the set of the pool's goroutines",
-		[]string{"-run", "TestGiveWay|TestPoolGoroutineSet", "./internal/sched"}, nil}
-	gsetFull = check{"sched: the set of the pool's goroutines filled to its last word, emptied and filled again",
-		[]string{"-run", "TestPoolGoroutineSetFull", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
 	blockingWave = check{"sched: waves of 10,000 tasks blocked at once beside CPU fan-outs, in a process per setting",
 		[]string{"-run", "TestBlockingWave$", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
-	fairReadied = check{"sched: a goroutine readied by a task beside a busy pool runs within a few tasks",
-		[]string{"-run", "TestReadiedGoroutineRunsSoon", "./internal/sched"}, nil}
 	joinRules = check{"sched: a Wait runs the tasks two joins down the chain, none that its group does not wait for, and the records",
 		[]string{"-run", "TestWaitRunsNoTaskItDoesNotWaitFor|TestWaitHelpsAlongTheChain|TestJoinRecords", "./internal/sched"}, nil}
 	patienceWake = check{"sched: a Wait waiting in its worker's place is woken by its group's last task, with the patience an hour long",
@@ -141,8 +135,6 @@ var (
 		[]string{"-run", "TestStatusSparesPatientWait", "./internal/sched"}, nil}
 	crashFirst = check{"wsgroup: a task's unrecovered panic ends the program before anything sees the task finished",
 		[]string{"-run", "TestTaskPanicCrashesWithTaskStack", "-count=3", "./wsgroup"}, nil}
-	queueCheck = check{"gstatus: the run-queue check rejects a layout off by a word",
-		[]string{"-run", "TestQueueCheckRejectsWrongLayout", "./internal/gstatus"}, nil}
 	// With the outside Go's poll switched off, a slot that a finishing
 	// task does not pass on (to a parked Go, or to a task set aside) is a
 	// hang; the hang guard's timeout is cut short, and so is the next
@@ -248,7 +240,7 @@ var mutants = []mutant{
 		name:  "sleep-spins-forever",
 		bug:   "the spinner never stops searching: it neither announces sleepiness nor sleeps",
 		file:  "internal/sleep/sleep.go",
-		edits: []edit{{"\tcase idle.rounds < Rounds:\n\t\tidle.rounds++\n\t\txsync.Gosched()", "\tcase idle.rounds < Rounds || idle.spinner:\n\t\tidle.rounds++\n\t\txsync.Gosched()"}},
+		edits: []edit{{"\tcase idle.rounds < Rounds:\n\t\tidle.rounds++\n\t\tidle.yield()", "\tcase idle.rounds < Rounds || idle.spinner:\n\t\tidle.rounds++\n\t\tidle.yield()"}},
 		check: idlePool,
 	},
 	{
@@ -669,81 +661,11 @@ var mutants = []mutant{
 		check: statusBound,
 	},
 	{
-		name:  "fair-never-readied",
-		bug:   "a task end never sees the goroutines its task readied: they wait for the P's budget",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"\t\ttr.readied = true\n", "\t\ttr.readied = false\n"}},
-		check: fairReadied,
-	},
-	{
-		name:  "fair-ignore-timers",
-		bug:   "a due timer on the P does not make a task end give way",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"if readied || w&gstatus.TimerDue != 0 {", "if readied {"}},
-		check: fairRules,
-	},
-	{
-		name:  "fair-no-budget",
-		bug:   "a task end gives way whenever a goroutine waits in the run queue, budget or not",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"\tif now-pt.at.Load() < b {", "\tif false {"}},
-		check: fairRules,
-	},
-	{
-		name:  "fair-to-idle-workers",
-		bug:   "a task end gives way to a worker between tasks in runnext (one a Go has just woken)",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"if w&gstatus.RunQueue == 0 && idleNext {", "if w&gstatus.RunQueue == 0 && idleNext && false {"}},
-		check: fairRules,
-	},
-	{
-		name:  "fair-no-back-off",
-		bug:   "a P's budget stays at its least whatever the time away (a CPU-bound goroutine ran a time slice)",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"pt.budget.Store(min(max(2*d, pBudget), pBudgetMax))", "pt.budget.Store(pBudget)"}},
-		check: fairRules,
-	},
-	{
-		name:  "fair-no-claim",
-		bug:   "the goroutine that gives way for the budget does not claim the turn: every goroutine on the P gives way after it",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"\tpt.at.Store(now)\n\treturn giveBudget", "\treturn giveBudget"}},
-		check: fairRules,
-	},
-	{
-		name:  "gset-no-shift",
-		bug:   "removing a goroutine from the pool's set empties its word without shifting the entries after it: lookups stop short",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"\t\tif i <= j && (h <= i || h > j) || i > j && h <= i && h > j {", "\t\tif h == 0 && false {"}},
-		check: fairRules,
-	},
-	{
-		name:  "gset-remove-unbounded",
-		bug:   "removing a goroutine from the pool's set shifts entries until it meets an empty word, which a full set has none of",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"for n, j := 1, (i+1)&(gsetSize-1); n < gsetSize; n, j = n+1, (j+1)&(gsetSize-1) {", "for n, j := 1, (i+1)&(gsetSize-1); ; n, j = n+1, (j+1)&(gsetSize-1) {"}},
-		check: gsetFull,
-	},
-	{
-		name:  "fair-never-global",
-		bug:   "a task end gives way to the tail of its P's local queue for the budget, never through the global queue, so goroutines that give way keep the local queue from ever emptying",
-		file:  "internal/sched/fair.go",
-		edits: []edit{{"if tr.now || now-pt.global.Load() >= timeSlice {", "if tr.now {"}},
-		check: blockingWave,
-	},
-	{
 		name:  "fallback-no-evidence",
 		bug:   "on the fallback, the workers handed on without a proof are never taken as evidence: a blocking wave beside busy CPUs is handed on one worker per unprovenWait",
 		file:  "internal/sched/watchdog.go",
 		edits: []edit{{"	if len(kept) == 0 || m.p.signals.offCPU(", "	if len(kept) >= 0 || m.p.signals.offCPU("}},
 		check: blockingWave,
-	},
-	{
-		name:  "queue-check-no-runq",
-		bug:   "the run-queue check does not check that a go statement's goroutine is in runnext",
-		file:  "internal/gstatus/queue_read.go",
-		edits: []edit{{"ok := same && p != nil && next == uintptr(second) && n >= 1 && n <= runqLen && last == uintptr(first)", "ok := same && p != nil || next == uintptr(second) && n >= 1 && n <= runqLen && last == uintptr(first)"}},
-		check: queueCheck,
 	},
 	{
 		name:  "gstatus-collector-wait-blocked",
@@ -791,10 +713,10 @@ var mutants = []mutant{
 		check: offCPUProof,
 	},
 	{
-		name:  "status-check-at-first-go",
-		bug:   "the pool starts the status check when it starts its first worker, not when it is first saturated",
+		name:  "status-check-at-saturation",
+		bug:   "the pool starts the status check only once it is saturated, when its probes wait for processors the work holds",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"\tp.countSpawn()\n", "\tp.countSpawn()\n\tstartStatus()\n"}},
+		edits: []edit{{"\tstartStatus()\n", ""}},
 		check: statusFirstUse,
 	},
 	{

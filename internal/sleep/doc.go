@@ -14,8 +14,10 @@
 //
 //  1. the first [Rounds] times: return, so the worker searches again, at
 //     once for the first [SpinRounds] (when GOMAXPROCS > 1), then after
-//     yielding the processor (runtime.Gosched). Only one worker at a time
-//     makes these rounds (the spinner), and for at most [SpinFor]; any
+//     yielding the processor (through the runtime's global run queue the
+//     first time, then to the goroutines queued on the processor, waking
+//     no thread: Idle.yield). Only one worker at a time makes these
+//     rounds (the spinner), and for at most [SpinFor]; any
 //     other worker, and a worker whose sleep a wake-up ended but whose
 //     search found nothing, goes straight to step 2. These rules only
 //     shorten the search, so the argument below does not depend on them;

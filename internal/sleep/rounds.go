@@ -2,17 +2,17 @@
 
 package sleep
 
+import _ "unsafe" // for go:linkname
+
 // Rounds is how many fruitless searches a worker makes before it
 // announces that it is getting sleepy. After each of the first SpinRounds
 // it searches again at once (when GOMAXPROCS > 1); after each of the rest
-// it yields the processor with runtime.Gosched first.
+// it yields the processor first (yield).
 //
 // Spinning first is what the Go runtime's own idle Ms do: work often
 // arrives within a microsecond (a producer that is feeding the pool, a
-// sibling about to push), and a Gosched costs a trip through the runtime's
-// global run queue and its lock, which every yielding goroutine contends
-// for. With one P, spinning only delays whoever would post the work, so
-// the spin rounds are skipped.
+// sibling about to push). With one P, spinning only delays whoever would
+// post the work, so the spin rounds are skipped.
 const (
 	Rounds     = defaultRounds
 	SpinRounds = defaultSpinRounds
@@ -24,3 +24,11 @@ const (
 // returns at once, so the rounds alone would keep an idle worker on a CPU
 // for as long as 24 trips through the runtime's scheduler take.
 const SpinFor = defaultSpinFor
+
+// yield lets the goroutines waiting in the caller's P's local run queue run
+// first, and puts the caller at that queue's tail: the runtime's goyield,
+// which it exports for this use. It wakes no thread. Idle.yield says when a
+// search round uses it.
+//
+//go:linkname yield runtime.goyield
+func yield()

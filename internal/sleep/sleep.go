@@ -199,6 +199,40 @@ type Idle struct {
 	// sleepy at once, without search rounds.
 	woken bool
 	since int64 // nanotime of the spell's first fruitless search (the spinner's budget)
+	// moved: the spell has made its one runtime.Gosched (Idle.yield).
+	moved bool
+}
+
+// yield is a search round's yield. The spell's first goes through the
+// runtime's global run queue (runtime.Gosched); the others stay on the
+// P's local queue (yield, the runtime's goyield).
+//
+// A worker runs out of work just after its last task made someone
+// runnable on its P more often than not: a Go parked at its group's limit,
+// handed the slot the task freed; a Wait whose count reached zero. Those
+// wait in the P's runnext, behind this worker. The first Gosched lets them
+// run here while another P, woken by the runtime, takes this worker on:
+// under a limit, the Go pushes its next task while this worker is already
+// searching elsewhere.
+//
+// The tempting version, a Gosched at every round, pays a thread wake-up
+// per round: each Gosched puts the worker on the global queue, the runtime
+// wakes an idle P's thread for it, the worker moves there, and its next
+// Gosched wakes the thread it left, just as the pool runs dry and those
+// threads were going to sleep. The operating system places a woken thread
+// beside its waker, so the process's threads stacked up on one CPU while
+// another idled, until the kernel's next tick (4 ms) moved one: a service
+// whose requests fan out short CPU tasks saw that in its tail latency.
+// The other tempting version, goyield at every round, wakes nothing but
+// leaves the worker behind what it made runnable: services whose groups
+// have a limit took 15-25% longer per request.
+func (idle *Idle) yield() {
+	if !idle.moved {
+		idle.moved = true
+		xsync.Gosched()
+		return
+	}
+	yield()
 }
 
 // Outcome is what NoWorkFound did.
@@ -311,7 +345,7 @@ func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.
 		return Search
 	case idle.rounds < Rounds:
 		idle.rounds++
-		xsync.Gosched()
+		idle.yield()
 		return Search
 	case idle.rounds == Rounds:
 		s.stopSpinning(idle)
@@ -324,7 +358,7 @@ func (s *Sleep) NoWorkFound(idle *Idle, done, injected func() bool, linger time.
 		if testHookAnnounced != nil {
 			testHookAnnounced()
 		}
-		xsync.Gosched()
+		idle.yield()
 		return Search
 	default:
 		return s.sleep(idle, done, injected, linger)

@@ -147,15 +147,18 @@
 // with any Go release on which a check passes; the package builds on
 // every port of Go with the two supported releases, Go 1.26 and Go 1.27,
 // and the check passes on both, on each of those four architectures. wsgroup states no offset
-// in the runtime's goroutine records: the first time the pool is
-// saturated, a check of a few milliseconds, on a goroutine of its own,
+// in the runtime's goroutine records: when the pool starts its first
+// worker, a check of a few milliseconds, on a goroutine of its own,
 // parks probe goroutines in each of the ways above, finds where each
 // goroutine's id, status and wait reason are by searching the records of
 // those and of running goroutines for the one place that holds what each
 // must, and takes as blocking the wait reasons the probes read, none
 // written into wsgroup. Nothing of this runs when the program starts:
 // importing wsgroup costs a program nothing, and a program that never
-// saturates the pool never runs the check. Until the check has passed,
+// calls Go never runs the check. It runs at the first Go, while the pool
+// still has room, rather than once the pool is saturated: its probes then
+// find processors that the program's work does not hold, and the check
+// is over before blocked workers need it. Until the check has passed,
 // on any other platform (macOS, Windows, the BSDs, WebAssembly, other
 // architectures), if the check finds nothing or more than one candidate,
 // or with STEAL_GSTATUS=off in the environment, wsgroup uses the
@@ -209,27 +212,13 @@
 // waits up to that long for one, where errgroup's would wait for about a
 // task.
 //
-// With STEAL_GIVEWAY=on in the environment (read when the pool starts its
-// first worker), workers and Waits read what waits for their processor in
-// the runtime at the end of each task, and give way: at once when the task
-// made a goroutine ready (a channel send, an unlock, a barrier) or a timer
-// on the processor is due; and at most every 200 µs per processor (longer
-// while the goroutines let in keep it long) when other goroutines wait for
-// it. A goroutine readied by a task beside a busy pool then runs within a
-// task or two. Giving way puts the worker or Wait back in its processor's
-// own queue, except once per processor every 10 ms (the Go scheduler's
-// time slice), when it goes to the back of the runtime's global queue, as
-// a goroutine the scheduler preempts does: so the goroutines waiting
-// there (new ones beyond what a processor's queue holds, preempted ones)
-// get their turn. It is off by default, because it still costs the pool's own
-// service shapes up to 84% of their throughput, and with GOMAXPROCS 1 it
-// makes such goroutines wait longer, not shorter (BENCHMARKS.md, "Giving
-// way at task ends", has both sides); [Stats] counts the times a worker or a
-// Wait gave way (GaveWay). It reads the run queues where the statuses are
-// read (Linux on amd64, arm64, 386 and arm), on Go 1.26 and 1.27, whose
-// layout wsgroup knows (checked in its tests against each release's debug
-// information), after a check on the running process; elsewhere the
-// setting does nothing.
+// So, beside groups that keep every processor busy, a goroutine that a
+// task makes ready can wait up to 10 ms for a processor, and tasks that
+// wait for each other (a barrier, a chain) can take tens of milliseconds
+// where errgroup's take a fraction of one (BENCHMARKS.md, "Chains and
+// barriers beside busy groups", has the figures). wsgroup has no setting
+// that makes workers stop at task ends to let such goroutines run: the
+// rules tried cost services more than they gave the barrier.
 //
 // # Limits
 //

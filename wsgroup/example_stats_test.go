@@ -50,7 +50,7 @@ func ExampleReadStats() {
 	fmt.Println("tasks:", d.Tasks)
 
 	// Output:
-	// [Compensations FailedSteals GaveWay InjectorPops LocalPops Sleeps Steals Tasks Wakes Workers WorkersRetired WorkersStarted]
+	// [Compensations FailedSteals InjectorPops LocalPops Sleeps Steals Tasks Wakes Workers WorkersRetired WorkersStarted]
 	// tasks: 300
 }
 

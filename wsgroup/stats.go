@@ -94,13 +94,6 @@ type Stats struct {
 	// tasks wait (see Blocking tasks in the package documentation).
 	Compensations uint64
 
-	// GaveWay is the number of times a worker, or a Wait running its
-	// group's tasks, let other goroutines have its processor at the end
-	// of a task because they were waiting for it; 0 unless
-	// STEAL_GIVEWAY=on (see Sharing the CPUs in the package
-	// documentation).
-	GaveWay uint64
-
 	// Workers is the number of worker goroutines now. It is a gauge, not
 	// a count: it goes down as workers exit, to 0 a few milliseconds
 	// after the process's last task.
@@ -149,7 +142,6 @@ func (s Stats) Sub(old Stats) Stats {
 		WorkersStarted: s.WorkersStarted - old.WorkersStarted,
 		WorkersRetired: s.WorkersRetired - old.WorkersRetired,
 		Compensations:  s.Compensations - old.Compensations,
-		GaveWay:        s.GaveWay - old.GaveWay,
 		Workers:        s.Workers,
 	}
 }

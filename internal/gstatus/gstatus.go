@@ -8,9 +8,7 @@
 // and so is not using its CPU, from one that is busy or only delayed. It
 // also reads and sets a goroutine's profiler labels, and gives a goroutine
 // the address of its own once that address is proven (labels.go), so that
-// a worker can read them with a load. And it tells a goroutine what waits
-// for the processor (P) it runs on: goroutines in the P's run queue, a
-// timer due (Contended; queue.go says how, and how that read is proven).
+// a worker can read them with a load.
 //
 // # How it works
 //
@@ -41,8 +39,8 @@
 // # When the check runs
 //
 // Not when the package is initialized: importing it costs a program
-// nothing. The first caller of Start (the scheduler calls it the first
-// time its pool is saturated) runs the check on a goroutine of its own,
+// nothing. The first caller of Start (the scheduler calls it when its pool
+// starts its first worker) runs the check on a goroutine of its own,
 // which exits when the check is done, a few milliseconds later; Prove runs
 // it and waits. Until the check has passed, On reports false and every
 // Read returns Unknown, so callers use their fallback meanwhile. A check
@@ -274,8 +272,7 @@ func decide() {
 // SetOff turns the reader off (off true) or back on (off false; only
 // possible once a check passed), for tests of other packages that must
 // exercise the fallback. While it is off, On reports false, Self returns
-// the zero Handle and Read returns Unknown, also for Handles taken before;
-// the queue reader is off with it (QueueOn false, Contended false).
+// the zero Handle and Read returns Unknown, also for Handles taken before.
 // The returned restore puts back the state from before the call.
 //
 // SetOff affects the whole process. Tests that call it must not run in
@@ -287,7 +284,6 @@ func SetOff(off bool) (restore func()) {
 	set := func(off bool) {
 		testOff.Store(off)
 		on.Store(!off && state.Load() == stateOn)
-		queueOn.Store(!off && queueProven.Load())
 	}
 	set(off)
 	return func() {

@@ -58,62 +58,6 @@ func TestLayoutMatchesDWARF(t *testing.T) {
 	}
 }
 
-// TestQueueLayoutMatchesDWARF checks the run-queue layouts (queue_read.go)
-// against the debug information that the toolchain that built this test
-// writes, for every architecture with a reader: a program is built for
-// each, not run.
-func TestQueueLayoutMatchesDWARF(t *testing.T) {
-	if _, ok := pLayoutFor(runtime.Version()); !ok {
-		t.Fatalf("no run-queue layout for %s: the queue reader is off on this release", runtime.Version())
-	}
-	for _, arch := range []string{"amd64", "arm64", "386", "arm"} {
-		t.Run(arch, func(t *testing.T) {
-			want := pLayout64
-			if arch == "386" || arch == "arm" {
-				want = pLayout32
-			}
-			d := probeDWARF(t, arch, "package main\n\nimport \"time\"\n\nfunc main() { time.AfterFunc(time.Hour, func() {}).Stop() }\n")
-			ptr := int64(8)
-			if arch == "386" || arch == "arm" {
-				ptr = 4
-			}
-			field := func(st *dwarf.StructType, name string) *dwarf.StructField {
-				for _, f := range st.Field {
-					if f.Name == name {
-						return f
-					}
-				}
-				t.Fatalf("no field %s in %s", name, st.StructName)
-				return nil
-			}
-			check := func(st *dwarf.StructType, name string, at uintptr, size int64) {
-				t.Helper()
-				f := field(st, name)
-				if f.ByteOffset != int64(at) || f.Type.Size() != size {
-					t.Errorf("%s.%s: offset %d, size %d; the layout says %d, %d", st.StructName, name, f.ByteOffset, f.Type.Size(), at, size)
-				}
-			}
-			g, m, p := findStruct(t, d, "runtime.g"), findStruct(t, d, "runtime.m"), findStruct(t, d, "runtime.p")
-			check(g, "m", want.gM, ptr)
-			check(m, "curg", want.mCurg, ptr)
-			check(m, "p", want.mP, ptr)
-			check(p, "status", want.pStatus, 4)
-			check(p, "m", want.pM, ptr)
-			check(p, "runqhead", want.runqHead, 4)
-			check(p, "runqtail", want.runqTail, 4)
-			check(p, "runq", want.runq, runqLen*ptr)
-			check(p, "runnext", want.runnext, ptr)
-			timers := field(p, "timers")
-			ts := findStruct(t, d, "runtime.timers")
-			check(ts, "minWhenHeap", want.minWhenHeap-uintptr(timers.ByteOffset), 8)
-			check(ts, "minWhenModified", want.minWhenModif-uintptr(timers.ByteOffset), 8)
-			if ts.ByteSize != timers.Type.Size() {
-				t.Errorf("runtime.p.timers is %d bytes, runtime.timers %d", timers.Type.Size(), ts.ByteSize)
-			}
-		})
-	}
-}
-
 // probeDWARF builds the program text for GOARCH arch with the toolchain
 // that built this test (the go command fetches it if it is not the local
 // one) and returns the debug information of the binary.

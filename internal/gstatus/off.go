@@ -32,10 +32,4 @@ func read(Handle) Status { return Unknown }
 
 func labelsWord() *unsafe.Pointer { return nil }
 
-// proveQueue is never called here (decideQueue sees supported false
-// first), and contended never while the queue reader is off.
-func proveQueue() error { return errUnsupported }
-
-func contended(bool) Snapshot { return Snapshot{P: -1} }
-
 func getg() unsafe.Pointer { return nil }

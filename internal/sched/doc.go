@@ -44,8 +44,6 @@
 //     again). A skip-queued group that is canceled drops it instead
 //     (failure.go: skips, drop); a limited group admits it to execute
 //     (startRunning).
-//     When the task's own code returns, the goroutine that ran it notes
-//     whether the task readied a goroutine on its P (turns.body, fair.go).
 //  5. It is counted finished (worker.afterTask, worker.settle): the
 //     group's count goes down (Group.done, group.go), batched for runs of
 //     injected tasks of an unlimited group, and for the tasks of an
@@ -53,11 +51,6 @@
 //     subtracts them all at once). done wakes the goroutines
 //     parked for the count to reach zero or drop below the limit, on the
 //     wait table of waiters.go, and starts a task set aside (unpark).
-//     Then the goroutine that ran it (a worker, or a helping Wait) gives
-//     its P to waiting goroutines if the rule of fair.go says so
-//     (worker.endTurn, turns.due, on package gstatus's reads of the run
-//     queue of the P, whose check the pool's first worker starts when
-//     giving way is on: STEAL_GIVEWAY=on).
 //  6. Group.Wait (wait.go) returns once the count is zero, with the first
 //     error (failure.go: fail, canceled) or the recovered panic raised
 //     again (panic.go: taskPanicked, panicRecord).
@@ -75,17 +68,16 @@
 // joinPatience in params.go; worker.block, worker.go); when its goroutine's
 // status, read by the monitor or by a poster that finds the pool
 // saturated, shows it blocked in its task (status.go, on package
-// gstatus, whose check the monitor starts at the pool's first
-// saturation); or, where statuses are not read, when its task sequence
+// gstatus, whose check the pool's first worker starts); or, where
+// statuses are not read, when its task sequence
 // number stood still and the runtime's counts of running and runnable
 // goroutines prove it off the CPU (fallback.go), or it stood still for
 // long (watchdog.go), and at once when the counts prove the workers
 // handed on that way blocked (monitor.handOffEvident); watchdog.go states
-// the progress guarantee this gives. Goroutines that left a slot wait as spares (spare.go) to be
-// given another. When a goroutine that runs tasks lets other goroutines
-// have its P is fair.go (opt-in): at once for what its task readied and a
-// due timer; for the rest, once per budget of the P; through the global
-// run queue once a time slice per P.
+// the progress guarantee this gives. Goroutines that left a slot wait as
+// spares (spare.go) to be given another. A goroutine that runs tasks never
+// stops at a task end to let other goroutines have its P: the Go
+// scheduler's preemption shares the P with them.
 //
 // # A slot's states
 //
@@ -164,8 +156,8 @@
 //     TestStatusRampsBlockingFanOut,
 //     TestStatusCPUBoundNotBlocked, TestStatusOffFallsBack (status_test.go;
 //     the poster, CPU-bound and storm tests run by statuses and by the
-//     fallback's counts), TestStatusStartsAtSaturation (the status check
-//     starts at the pool's first saturation, not before), the status
+//     fallback's counts), TestStatusStartsWithFirstWorker (the status
+//     check starts with the pool's first worker, not before), the status
 //     reader's own proofs in package gstatus,
 //     TestWatchdogChain, TestWatchdogFanOutBlocking,
 //     TestWatchdogCPUBoundStaysSmall, TestWatchdogRestarts
@@ -180,12 +172,6 @@
 //     TestNoRescueRetireLastLook (rescue_test.go); and under every
 //     interleaving of a worker retiring, parking as a spare and being
 //     handed the next slot: TestExploreSched (retire-reuse).
-//   - A goroutine readied by a task beside a busy pool runs within a few
-//     tasks, and the rule of giving way holds reading by reading:
-//     TestReadiedGoroutineRunsSoon, TestGiveWayRules, TestGiveWayBackOff,
-//     TestGiveWayThroughGlobalQueue, TestPoolGoroutineSet (fair_test.go);
-//     the whole suite with giving way on (CI); the run-queue reads and their
-//     check in package gstatus (queue_test.go, layout_test.go).
 //   - Spares are reused, and leave: TestSparesReused (handoff_test.go).
 //   - Workers retire and the watchdog exits by themselves, and no
 //     goroutine leaks: TestPoolRetiresAfterWait, TestPoolRetiresWithoutWait,

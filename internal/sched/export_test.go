@@ -8,14 +8,3 @@ func (s *spares) len() int {
 	defer s.mu.Unlock()
 	return len(s.list)
 }
-
-// count returns how many goroutines the set holds.
-func (s *gset) count() int {
-	n := 0
-	for i := range s.keys {
-		if s.keys[i].Load() != 0 {
-			n++
-		}
-	}
-	return n
-}

@@ -184,7 +184,10 @@ func (p *Pool) startLocked(detached bool) bool {
 		return false
 	}
 	p.countSpawn()
-	startQueue() // the first worker: its task ends read run queues (fair.go)
+	// The first worker: the status check runs now, while the pool has
+	// room, so that its probes find processors that the pool's work does
+	// not hold yet (status.go).
+	startStatus()
 	p.occupyLocked(w, detached)
 	// The new worker counts as inactive (looking for work) from now on,
 	// so posters that follow do not start more workers for the same job.

@@ -2,11 +2,7 @@
 
 package sched
 
-import (
-	_ "unsafe" // for go:linkname
-
-	"github.com/go-steal/steal/internal/gstatus"
-)
+import "github.com/go-steal/steal/internal/gstatus"
 
 // submitPolls: see params.go. Under the interleaving explorer it is a
 // variable, so that a test can cut the polls to the steps that matter.
@@ -45,29 +41,9 @@ func countsOn() bool { return true }
 
 // startStatus has package gstatus find and prove the layout it reads
 // statuses with, unless it has (see status.go): called when the pool
-// first needs statuses. Under the interleaving explorer it does nothing.
+// starts a worker, and when its monitor starts. Under the interleaving
+// explorer it does nothing.
 func startStatus() { gstatus.Start() }
-
-// startQueue has package gstatus prove the layout it reads run queues
-// with (fair.go), unless it has: called when the pool starts a worker.
-// Under the interleaving explorer it does nothing.
-func startQueue() {
-	if giveWayOn() {
-		gstatus.StartQueue()
-	}
-}
-
-// waiters reports what waits for the calling goroutine's P (fair.go), and
-// self is the calling goroutine's identity as waiters reports it. Under the
-// interleaving explorer nothing waits: the run queues are the real
-// runtime's, which no schedule can replay.
-func waiters(timers bool) gstatus.Snapshot { return gstatus.Contended(timers) }
-
-func self() uintptr { return gstatus.Current() }
-
-// reading reports whether the run queues are read (fair.go): one atomic
-// load, so that a task end costs nothing more while they are not.
-func reading() bool { return gstatus.QueueOn() }
 
 // selfHandle returns the calling goroutine's status handle, or nil where
 // statuses are never read here. A worker goroutine takes it once, when it
@@ -81,11 +57,3 @@ func selfHandle() *gstatus.Handle {
 	}
 	return &h
 }
-
-// yield gives the calling goroutine's P to the goroutines that wait in its
-// local run queue and puts the caller at the tail of that queue (fair.go):
-// the runtime's goyield, which it exports for this use. Under the
-// interleaving explorer it is xsync.Gosched.
-//
-//go:linkname yield runtime.goyield
-func yield()

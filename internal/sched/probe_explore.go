@@ -38,23 +38,12 @@ func startWatchdog(p *Pool) {
 	go p.watchdog()
 }
 
-// statusOn, countsOn, startStatus, startQueue, waiters, self, reading,
-// yield, selfHandle: see probe.go.
+// statusOn, countsOn, startStatus, selfHandle: see probe.go.
 func statusOn() bool { return false }
 
 func countsOn() bool { return !explore.Controlled() }
 
 func startStatus() {}
-
-func startQueue() {}
-
-func waiters(bool) gstatus.Snapshot { return gstatus.Snapshot{P: -1} }
-
-func self() uintptr { return 0 }
-
-func reading() bool { return false }
-
-func yield() { xsync.Gosched() }
 
 func selfHandle() *gstatus.Handle { return nil }
 

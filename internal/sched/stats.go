@@ -198,9 +198,6 @@ type poolCounts struct {
 	// or the watchdog (spawnExtra) allow. Added to by startLocked, under
 	// mu, with started.
 	compensations atomic.Uint64
-	// gaveWay: times a goroutine running tasks gave way at a task end
-	// (fair.go). Added to by that goroutine, after it is back.
-	gaveWay atomic.Uint64
 	// handedOff counts the workers the monitor or a poster detached while
 	// they were in a task: [handOffBlocked] those whose goroutine's status
 	// read blocked (status.go), [handOffOffCPU] those the runtime's counts
@@ -234,7 +231,6 @@ type Stats struct {
 	Tasks, Steals, FailedSteals, InjectorPops, LocalPops uint64
 	Sleeps, Wakes                                        uint64
 	WorkersStarted, WorkersRetired, Compensations        uint64
-	GaveWay                                              uint64
 	Workers                                              int64
 }
 
@@ -255,7 +251,6 @@ func (p *Pool) readStats() Stats {
 	s.WorkersRetired = p.counts.retired.Load()
 	s.WorkersStarted = p.counts.started.Load()
 	s.Compensations = p.counts.compensations.Load()
-	s.GaveWay = p.counts.gaveWay.Load()
 	for _, w := range *p.slots.Load() {
 		s.Tasks += w.pub.tasks.Load()
 		s.Steals += w.pub.steals.Load()

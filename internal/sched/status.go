@@ -7,11 +7,12 @@ import (
 )
 
 // Known blocking: where the Go runtime allows it (package gstatus finds
-// and proves the layout of the runtime's goroutine records the first time
-// the pool is saturated: the monitor's start calls startStatus, and the
-// check runs on a goroutine of its own meanwhile), the monitor and the
-// posters read each worker
-// goroutine's own scheduling status, as the runtime's sysmon reads it, and
+// and proves the layout of the runtime's goroutine records when the pool
+// starts its first worker, on a goroutine of its own, while the pool has
+// room: its probes then need no processor that the work holds; the
+// monitor's start tries again after a check that ran out of time), the
+// monitor and the posters read each worker goroutine's own scheduling
+// status, as the runtime's sysmon reads it, and
 // hand on at once the slot of a worker whose goroutine is blocked in a
 // task: waiting on a channel, a select, a sleep, a lock of package sync,
 // network I/O, or in a system call. A worker that runs, waits for a CPU,

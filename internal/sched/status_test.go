@@ -204,16 +204,18 @@ func TestStatusOffFallsBack(t *testing.T) {
 	})
 }
 
-// TestStatusStartsAtSaturation checks, in a process of its own, that the
-// pool has the status reader decided the first time it is saturated, not
-// before: a Go and a Wait that never saturate the pool leave it undecided;
-// then fan-outs of blocking tasks saturate it until a check has decided it
-// (one that ran out of time on a busy machine is tried again at a later
-// saturation), and every task runs meanwhile, handed on by the fallback
-// until the reader is on.
-func TestStatusStartsAtSaturation(t *testing.T) {
-	if os.Getenv(childVar) != "saturation" {
-		testkit.Child(t, "TestStatusStartsAtSaturation", childVar+"=saturation")
+// TestStatusStartsWithFirstWorker checks, in a process of its own, that
+// the status check starts when the pool starts its first worker, not at
+// import nor only once the pool is saturated (when its probes would wait
+// for processors the pool's work holds): nothing has started it before
+// the first Go; the first Go, whose post starts the first worker, has.
+// Then fan-outs of blocking tasks saturate the pool until a check has
+// decided the reader (one that ran out of time on a busy machine is tried
+// again at a later saturation), and every task runs meanwhile, handed on
+// by the fallback until the reader is on.
+func TestStatusStartsWithFirstWorker(t *testing.T) {
+	if os.Getenv(childVar) != "firstworker" {
+		testkit.Child(t, "TestStatusStartsWithFirstWorker", childVar+"=firstworker")
 		return
 	}
 	testkit.SetProcs(t, 2)
@@ -223,10 +225,10 @@ func TestStatusStartsAtSaturation(t *testing.T) {
 		}
 		var g Group
 		g.Go(func() error { return nil })
-		wantNil(t, "Wait()", g.Wait())
-		if gstatus.Started() {
-			t.Fatal("a Go and a Wait that never saturated the pool started the status check")
+		if !gstatus.Started() {
+			t.Fatal("the first Go started a worker, but not the status check")
 		}
+		wantNil(t, "Wait()", g.Wait())
 		rounds := 0
 		testkit.WaitUntil(t, "saturating the pool decides the status reader", func() bool {
 			<-testkit.FanOut(&g, 16, nil)

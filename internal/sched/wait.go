@@ -124,7 +124,6 @@ func (w *worker) help(g *Group, own *int64) {
 			w.st.localPops++
 			dry = 0
 			w.execute(t, own)
-			w.endTurn()
 			continue
 		}
 		if t := w.takeJoined(g, joined); t != nil {
@@ -135,7 +134,6 @@ func (w *worker) help(g *Group, own *int64) {
 				joinHelped()
 				w.execute(t, nil) // counted in its own group (join.go)
 			}
-			w.endTurn()
 			continue
 		}
 		if k := *own; k != 0 {
@@ -264,10 +262,9 @@ func (g *Group) helpOutside() {
 	var c outsideCounts
 	defer global.publishOutside(id, &c) // deferred for Goexit too
 	isG := func(t *task) bool { return t.g.Load() == g }
-	var tr turns
 	for g.count() != 0 {
 		if f := global.inj.unpushIf(g); f.f != nil {
-			g.runOutside(f, &c, &tr)
+			g.runOutside(f, &c)
 		} else {
 			t := global.stealFor(isG)
 			if t == nil {
@@ -275,17 +272,14 @@ func (g *Group) helpOutside() {
 			}
 			c.steals++
 			// The record is not recycled: free lists belong to workers.
-			g.runOutside(t.fn, &c, &tr)
-		}
-		if tr.due() {
-			tr.giveWay(global)
+			g.runOutside(t.fn, &c)
 		}
 	}
 }
 
 // runOutside runs f, a task of g that the calling goroutine (not a worker)
 // has taken, and accounts for it; c counts it if it ran.
-func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns) {
+func (g *Group) runOutside(f fn, c *outsideCounts) {
 	if g.skips() {
 		g.drop(nil, false)
 		return
@@ -298,7 +292,6 @@ func (g *Group) runOutside(f fn, c *outsideCounts, tr *turns) {
 		admitted = true
 	}
 	g.callOutside(f, admitted, c)
-	tr.body()
 }
 
 // awaitOutside is waitOutside after a short poll of the count: the tasks

@@ -106,7 +106,7 @@ func (p *Pool) watchNow() {
 // of monitor (see the top of this file for the rules).
 func (p *Pool) watchdog() {
 	clearLabels() // the caller of Go that started the monitor may wear some
-	startStatus() // the first saturation: statuses are needed from now on
+	startStatus() // again, after a check that ran out of time: statuses are needed from now on
 	m := newMonitor(p)
 	defer m.timer.Stop()
 	for {

@@ -12,37 +12,31 @@ import (
 )
 
 // A wave of blocking tasks: more tasks blocked at once than any table the
-// scheduler sizes at compile time holds (the set of the pool's goroutines,
-// the runners' table, the buckets of the workers' table), beside clients
+// scheduler sizes at compile time holds (the runners' table, the buckets
+// of the workers' table), beside clients
 // that fan out CPU-bound tasks, under every setting the scheduler reads.
 
 // waveSettings are the environments a wave runs in, by name: each value
-// of each setting the scheduler reads (giving way at task ends; the status
-// reader, whose fallback reads the runtime's counts instead). Each runs in
-// a process of its own, since each setting is read once per process.
+// of the one setting the scheduler reads (the status reader, whose
+// fallback reads the runtime's counts instead). Each runs in a process of
+// its own, since the setting is read once per process.
 var waveSettings = []waveSetting{
-	{"defaults", false, false},
-	{"giveway=on", true, false},
-	{"gstatus=off", false, true},
-	{"giveway=on,gstatus=off", true, true},
+	{"defaults", false},
+	{"gstatus=off", true},
 }
 
 // waveSetting is one of waveSettings.
 type waveSetting struct {
-	name               string
-	giveWay, statusOff bool
+	name      string
+	statusOff bool
 }
 
 // env is the setting's environment for a child process.
 func (s waveSetting) env() []string {
-	e := []string{"STEAL_GIVEWAY=", "STEAL_GSTATUS="}
-	if s.giveWay {
-		e[0] += "on"
-	}
 	if s.statusOff {
-		e[1] += "off"
+		return []string{"STEAL_GSTATUS=off"}
 	}
-	return e
+	return []string{"STEAL_GSTATUS="}
 }
 
 // waveSettingsRun are the settings TestBlockingWave runs: all of them, or
@@ -52,9 +46,9 @@ func waveSettingsRun() []waveSetting {
 	if !testing.Short() {
 		return waveSettings
 	}
-	own := waveSetting{giveWay: os.Getenv("STEAL_GIVEWAY") == "on", statusOff: os.Getenv("STEAL_GSTATUS") == "off"}
+	own := os.Getenv("STEAL_GSTATUS") == "off"
 	for _, s := range waveSettings {
-		if s.giveWay == own.giveWay && s.statusOff == own.statusOff {
+		if s.statusOff == own {
 			return []waveSetting{s}
 		}
 	}
@@ -63,7 +57,7 @@ func waveSettingsRun() []waveSetting {
 
 // waveTasks is how many tasks of a wave block at once: 10,000, or 6,000
 // under the race detector, which ends a program with more than 8,128
-// goroutines alive; either is more than gsetSize and runnerSlots. In a
+// goroutines alive; either is more than runnerSlots. In a
 // build that checks the slots' invariant at every transition (O(slots)
 // each: slotsChecked) a wave costs the square of its size, and has 1,000.
 var waveTasks = 10_000
@@ -104,16 +98,13 @@ func waveRuns() []waveRun {
 // waves of waveTasks tasks that each block until all of them have
 // started, queued from outside and from inside tasks, while four clients
 // fan out CPU-bound tasks, at GOMAXPROCS 1, 2 and 4 (waveRuns); each wave
-// must end with every task run once and the pool retired (checkRetired:
-// the set of its goroutines empty too). A wave that cannot get all its tasks started
-// at once hangs, and the hang guard fails the child with a goroutine
-// dump. So does one whose blocked workers are handed on one at a time:
-// the clients keep every CPU busy, so that on the fallback the runtime's
-// counts cannot prove the attached workers blocked (see
-// monitor.handOffEvident), and a hand-off per unprovenWait would take
-// minutes; goroutines that give way to their P's local queue would leave
-// the global one, where the runtime queues the wave's new goroutines,
-// waiting as long (see viaGlobal).
+// must end with every task run once and the pool retired (checkRetired).
+// A wave that cannot get all its tasks started at once hangs, and the
+// hang guard fails the child with a goroutine dump. So does one whose
+// blocked workers are handed on one at a time: the clients keep every CPU
+// busy, so that on the fallback the runtime's counts cannot prove the
+// attached workers blocked (see monitor.handOffEvident), and a hand-off
+// per unprovenWait would take minutes.
 func TestBlockingWave(t *testing.T) {
 	if os.Getenv(childVar) == "wave" {
 		blockingWaves(t)

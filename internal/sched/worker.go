@@ -73,7 +73,6 @@ type worker struct {
 	cur     *Group
 	curDone int64
 
-	turns   turns  // for giving way at task ends (fair.go)
 	finds   uint32 // calls of find, for its periodic look at the injector
 	looking bool   // counted inactive in the sleep protocol (between StartLooking and WorkFound or StopLooking)
 	goexit  bool   // a task called runtime.Goexit; run replaces the goroutine
@@ -98,17 +97,12 @@ type worker struct {
 func (w *worker) run(idle sleep.Idle) {
 	clearLabels()
 	p := w.pool
-	me := self()
-	rec := poolGs.add(me)
-	defer poolGs.remove(me) // deferred: a task's Goexit ends the goroutine here
 	self := selfHandle()
 	var sp *spare
 	for {
-		rec.serving(w)
 		if !w.serve(idle, self) {
 			return
 		}
-		rec.serving(nil)
 		if sp == nil {
 			sp = &spare{park: xsync.NewParker()}
 		}
@@ -142,7 +136,6 @@ func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 				if p.surplus() {
 					break // a replacement whose worker is back: retire now
 				}
-				w.endTurn()
 			}
 			w.settle()
 			w.publish()
@@ -423,7 +416,6 @@ func (w *worker) execute(t *task, own *int64) {
 		// may be waiting for just those.
 		if w.curDone != 0 {
 			w.settleNow()
-			w.turns.look() // what it readied is not the task's doing (fair.go)
 		}
 		w.cur = g
 	}
@@ -444,7 +436,6 @@ func (w *worker) execute(t *task, own *int64) {
 		admitted = true
 	}
 	w.call(f, g, admitted)
-	w.turns.body()
 	w.endTask()
 	w.afterTask(g, admitted, injected, own)
 }

@@ -81,9 +81,6 @@ var metrics = []metric{
 	counter("compensations",
 		"Workers started beyond GOMAXPROCS, in place of workers blocked in a Wait or in a task.",
 		func(s *wsgroup.Stats) uint64 { return s.Compensations }),
-	counter("gave_way",
-		"Times a worker or a Wait running tasks let waiting goroutines have its processor at a task end (only with STEAL_GIVEWAY=on).",
-		func(s *wsgroup.Stats) uint64 { return s.GaveWay }),
 	{
 		desc:  prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "workers"), "Worker goroutines of the scheduler now.", nil, nil),
 		typ:   prometheus.GaugeValue,

@@ -46,7 +46,6 @@ var families = []family{
 	{"wsgroup_workers_started_total", dto.MetricType_COUNTER, "WorkersStarted"},
 	{"wsgroup_workers_retired_total", dto.MetricType_COUNTER, "WorkersRetired"},
 	{"wsgroup_compensations_total", dto.MetricType_COUNTER, "Compensations"},
-	{"wsgroup_gave_way_total", dto.MetricType_COUNTER, "GaveWay"},
 	{"wsgroup_workers", dto.MetricType_GAUGE, "Workers"},
 }
 

@@ -31,5 +31,3 @@ func self() Handle { return Handle{} }
 func read(Handle) Status { return Unknown }
 
 func labelsWord() *unsafe.Pointer { return nil }
-
-func getg() unsafe.Pointer { return nil }

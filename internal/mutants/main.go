@@ -129,6 +129,8 @@ var (
 		[]string{"-run", "TestBlockingWave$", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	joinRules = check{"sched: a Wait runs the tasks two joins down the chain, none that its group does not wait for, and the records",
 		[]string{"-run", "TestWaitRunsNoTaskItDoesNotWaitFor|TestWaitHelpsAlongTheChain|TestJoinRecords", "./internal/sched"}, nil}
+	helpBlocks = check{"sched: a Wait that ran one of its group's tasks, then blocks while another runs elsewhere, returns",
+		[]string{"-run", "TestWaitRanOwnThenBlocks", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	patienceWake = check{"sched: a Wait waiting in its worker's place is woken by its group's last task, with the patience an hour long",
 		[]string{"-run", "TestPatientWaitWokenByLastTask", "./internal/sched"}, nil}
 	patientSpared = check{"sched: the status checks leave the place of a Wait waiting in it alone",
@@ -523,7 +525,7 @@ var mutants = []mutant{
 		bug:   "a helping Wait blocks before it subtracts the tasks it ran itself, so the task that ends last elsewhere never sees zero and never wakes it",
 		file:  "internal/sched/wait.go",
 		edits: []edit{{"\t\tif k := *own; k != 0 {\n\t\t\t*own = 0\n\t\t\tg.done(k)\n\t\t\tcontinue // the count may be zero now\n\t\t}\n", ""}},
-		check: exploreSched,
+		check: helpBlocks,
 	},
 	{
 		name:  "help-goexit-drops-own",

@@ -129,7 +129,9 @@
 //     also while a helping Wait holds back the tasks it ran itself, with
 //     the group waited for elsewhere too and given tasks from two
 //     goroutines at once (wait-twice and go-from-two in
-//     TestExploreSchedPCT); a task's Goexit or panic still counts it
+//     TestExploreSchedPCT), and one that ran one of its group's tasks and
+//     then blocks while another runs elsewhere (TestWaitRanOwnThenBlocks,
+//     wait_test.go); a task's Goexit or panic still counts it
 //     finished: TestGoexitOnWorkers, TestGoexitInNestedWait,
 //     TestGoexitInNestedWaitEndsWaiter (goexit_test.go).
 //   - No lost wake-up (no task queued while every worker sleeps):

@@ -228,3 +228,40 @@ func whilePatient(t *testing.T, during func()) {
 func TestPatientWaitWokenByLastTask(t *testing.T) {
 	whilePatient(t, func() {})
 }
+
+// TestWaitRanOwnThenBlocks: a Wait on a worker runs one of its group's
+// tasks itself while the other runs on the other worker, then finds
+// nothing to help with and blocks; the other task returns only once the
+// Wait has blocked. The Wait must have subtracted the task it ran before
+// it blocked (worker.help), or the count never reaches zero and the Wait
+// hangs.
+func TestWaitRanOwnThenBlocks(t *testing.T) {
+	testkit.SetProcs(t, 2)
+	guardPool(t, func() {
+		rounds, here := testkit.Scale(20, 5), 0
+		for range rounds {
+			runWaiter(t, "worker", func() {
+				me := current()
+				var g Group
+				started := make(chan struct{})
+				g.Go(func() error {
+					close(started)
+					testkit.WaitUntil(t, "the Wait blocked after running its own task", func() bool {
+						return detachedFor(detachWait) == 1
+					})
+					return nil
+				})
+				<-started // on the other worker: the Wait cannot run it
+				var ranHere atomic.Bool
+				g.Go(func() error { ranHere.Store(current() == me); return nil })
+				wantNil(t, "g.Wait()", g.Wait())
+				if ranHere.Load() {
+					here++
+				}
+			})
+		}
+		// A worker handed the blocked task's slot may steal the second
+		// task before the Wait pops it; then that round proves nothing.
+		t.Logf("the Wait ran the second task itself in %d of %d rounds", here, rounds)
+	})
+}

@@ -210,15 +210,12 @@
 // tasks, run tasks back to back, and the Go scheduler preempts them every
 // 10 ms: a goroutine readied beside a pool that keeps every processor busy
 // waits up to that long for one, where errgroup's would wait for about a
-// task.
-//
-// So, beside groups that keep every processor busy, a goroutine that a
-// task makes ready can wait up to 10 ms for a processor, and tasks that
-// wait for each other (a barrier, a chain) can take tens of milliseconds
-// where errgroup's take a fraction of one (BENCHMARKS.md, "Chains and
-// barriers beside busy groups", has the figures). wsgroup has no setting
-// that makes workers stop at task ends to let such goroutines run: the
-// rules tried cost services more than they gave the barrier.
+// task. Tasks that wait for each other (a barrier, a chain) beside such
+// groups can take tens of milliseconds where errgroup's take a fraction
+// of one (BENCHMARKS.md, "Chains and barriers beside busy groups", has
+// the figures). wsgroup has no setting that makes workers stop at task
+// ends to let such goroutines run: the rules tried cost services more
+// than they gave the barrier.
 //
 // # Limits
 //

@@ -186,8 +186,8 @@
 //   - Behaviour matches errgroup: TestPropertyMatchesErrgroup in wsgroup.
 //   - All of it at once, under a randomized mix from many clients while
 //     GOMAXPROCS changes, every result checked and nothing left after the
-//     load: the soak, internal/soak (TestSoak, and in CI for 30 s plain and
-//     30 s under -race).
+//     load: the soak, internal/soak (TestSoak, and in CI for 20 s plain and
+//     20 s under -race).
 //
 // The checks can fail: go run ./internal/mutants breaks the code one known
 // bug at a time (a lost wake-up, a count subtracted twice, a limit

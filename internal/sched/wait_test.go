@@ -207,20 +207,29 @@ func whilePatient(t *testing.T, during func()) {
 		runWaiter(t, "worker", func() {
 			me := current()
 			var g Group
-			started := make(chan struct{})
-			g.Go(func() error {
-				close(started)
-				testkit.WaitUntil(t, "the Wait waits in its worker's place", me.patient.Load)
-				during()
-				return nil
-			})
-			<-started // on the other worker: the Wait has nothing to run
+			goElsewhere(t, &g, "the Wait waits in its worker's place", me.patient.Load, during)
 			wantNil(t, "g.Wait()", g.Wait())
 			if me.patient.Load() {
 				t.Errorf("the worker still reads patient after its Wait returned")
 			}
 		})
 	})
+}
+
+// goElsewhere gives g, from a task on a worker, a task that starts on
+// another worker (it returns once the task has started, so the caller's
+// Wait cannot run it) and that waits until cond holds, then calls then and
+// returns.
+func goElsewhere(t *testing.T, g *Group, what string, cond func() bool, then func()) {
+	t.Helper()
+	started := make(chan struct{})
+	g.Go(func() error {
+		close(started)
+		testkit.WaitUntil(t, what, cond)
+		then()
+		return nil
+	})
+	<-started
 }
 
 // TestPatientWaitWokenByLastTask: a Wait that waits in its worker's place
@@ -243,15 +252,9 @@ func TestWaitRanOwnThenBlocks(t *testing.T) {
 			runWaiter(t, "worker", func() {
 				me := current()
 				var g Group
-				started := make(chan struct{})
-				g.Go(func() error {
-					close(started)
-					testkit.WaitUntil(t, "the Wait blocked after running its own task", func() bool {
-						return detachedFor(detachWait) == 1
-					})
-					return nil
-				})
-				<-started // on the other worker: the Wait cannot run it
+				goElsewhere(t, &g, "the Wait blocked after running its own task", func() bool {
+					return detachedFor(detachWait) == 1
+				}, func() {})
 				var ranHere atomic.Bool
 				g.Go(func() error { ranHere.Store(current() == me); return nil })
 				wantNil(t, "g.Wait()", g.Wait())

@@ -292,7 +292,7 @@ func (ch *checker) waitParked(goid uintptr) (uintptr, error) {
 		case time.Now().After(ch.deadline):
 			return 0, fmt.Errorf("%w: no word of the g read every probe parked within %v", errTimeout, checkTimeout)
 		}
-		runtime.Gosched()
+		runtime.Gosched() // see waitUntil
 	}
 }
 
@@ -323,7 +323,7 @@ func (ch *checker) learn(l *layout) (reasons, error) {
 			if time.Now().After(ch.deadline) {
 				return reasons{}, fmt.Errorf("%w: a %q probe was not seen parked again", errTimeout, p.kind.words)
 			}
-			runtime.Gosched()
+			runtime.Gosched() // see waitUntil
 		}
 	}
 	var hits []int // candidates whose bytes tell the kinds apart
@@ -404,6 +404,12 @@ func (ch *checker) allGone(l layout) bool {
 // it waits for can run even with GOMAXPROCS=1. Past the time a released
 // sleeper takes to wake, it also sleeps a little, so that a wait that
 // goes wrong does not spin for a whole second.
+//
+// The polls yield with runtime.Gosched, which wakes a thread when a P is
+// idle, rather than the runtime's goyield, which stays on this P's local
+// queue: a probe the scheduler preempted waits on the global run queue,
+// and at GOMAXPROCS 1 only a Gosched lets it run. The check runs once per
+// process, for a few milliseconds, so the threads it wakes cost little.
 func (ch *checker) waitUntil(deadline time.Time, cond func() bool) bool {
 	patient := time.Now().Add(4 * sleepStep)
 	for !cond() {

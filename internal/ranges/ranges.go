@@ -175,6 +175,9 @@ func (p *Partition) Steal(own int) bool {
 			// Some indices are in transit, or taken and not yet
 			// subtracted; both end within a few instructions of the
 			// goroutine concerned, unless it was descheduled there.
+			// Gosched, not the runtime's goyield: a goroutine the
+			// scheduler preempted waits on its global run queue, which
+			// only a Gosched queues us behind.
 			xsync.Gosched()
 			continue
 		}

@@ -302,7 +302,11 @@ func (g *Group) acquireOutside() {
 		}
 		if i < submitPolls+submitSpins && spin {
 			// A worker may be about to take the queued tasks: let it have
-			// this CPU for a moment rather than park.
+			// this CPU for a moment rather than park. Gosched, so that
+			// with an idle P the runtime starts a thread for whichever
+			// of us it runs first: the worker and this Go then run at
+			// once, as under errgroup. A few yields per full limit, and
+			// only while the count is at the limit.
 			xsync.Gosched()
 			continue
 		}

@@ -209,7 +209,12 @@ func (q *queue) lockTail() uint64 {
 			return w / onePub
 		}
 		if i >= tailSpins {
-			xsync.Gosched() // the holder may have been preempted
+			// The holder may have been preempted, and the runtime puts a
+			// preempted goroutine on its global run queue: only a
+			// Gosched, which queues us behind it there, lets it run
+			// with one P. (goyield would keep us on the local queue,
+			// ahead of it, for ever at GOMAXPROCS 1.)
+			xsync.Gosched()
 		}
 	}
 }

@@ -29,6 +29,9 @@ const poolMutexSpins = 16
 func (m *poolMutex) Lock() {
 	for i := 0; !m.held.CompareAndSwap(false, true); i++ {
 		if i >= poolMutexSpins {
+			// Gosched, not goyield: as for the injector's tail lock
+			// (queue.lockTail), a holder preempted inside waits on the
+			// runtime's global run queue.
 			runtime.Gosched()
 		}
 	}

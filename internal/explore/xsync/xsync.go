@@ -23,7 +23,9 @@ import (
 // Mutex is a sync.Mutex. The zero value is an unlocked mutex.
 type Mutex = sync.Mutex
 
-// Gosched yields the processor (runtime.Gosched).
+// Gosched yields the processor (runtime.Gosched). Each call puts the
+// goroutine on the runtime's global run queue and, with a P idle, wakes
+// an OS thread: each caller says why it needs that.
 func Gosched() { runtime.Gosched() }
 
 // Go runs f on a new goroutine.

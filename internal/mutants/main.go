@@ -105,7 +105,7 @@ var (
 	// with the stealdebug tag (slots_debug.go).
 	slotsDebug = check{"sched: the slots' invariant (stealdebug build)",
 		[]string{"-tags", "stealdebug", "-run", "TestPoolRetiresAfterWait", "./internal/sched"}, nil}
-	// The status reads (package gstatus, and status.go in sched). With
+	// The status reads (package gstatus, and the hand-off's status.go). With
 	// the monitor switched off, a hand-off that no poster makes is a hang.
 	statusPoster = check{"sched: posters alone hand blocked workers on (monitor off)",
 		[]string{"-run", "TestStatusPosterHandsOff", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
@@ -119,8 +119,10 @@ var (
 		[]string{"-run", "TestCollectorWaitIsNotBlocked|TestRuntimeSemaphoreIsNotBlocked", "./internal/gstatus"}, nil}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
-	offCPUProof = check{"sched: the fallback's proof that workers are off the CPU, rule by rule",
-		[]string{"-run", "TestOffCPUProof", "./internal/sched"}, nil}
+	offCPUProof = check{"handoff: the fallback's proof that workers are off the CPU, rule by rule",
+		[]string{"-run", "TestOffCPUProof", "./internal/sched/handoff"}, nil}
+	handOnRules = check{"handoff: the fallback's check and the hand-off's order, on a pool of its own",
+		[]string{"-run", "TestFallbackHandsOnProvenWorkers|TestFallbackNeedsProof|TestHandOnOldestFirst", "./internal/sched/handoff"}, nil}
 	statusFirstUse = check{"sched: the status check starts with the pool's first worker, in a process of its own",
 		[]string{"-run", "TestStatusStartsWithFirstWorker", "./internal/sched"}, nil}
 	gstatusSearch = check{"gstatus: the search finds each field once, and fails on none or several",
@@ -314,15 +316,15 @@ var mutants = []mutant{
 	{
 		name:  "sched-spare-not-woken",
 		bug:   "a slot is handed to a parked spare that is not woken, so the hand-off is lost",
-		file:  "internal/sched/spare.go",
-		edits: []edit{{"\tsp.w, sp.idle = w, idle\n\ts.wakeLocked(sp)\n", "\tsp.w, sp.idle = w, idle\n"}},
+		file:  "internal/sched/handoff/spares.go",
+		edits: []edit{{"\tsp.slot, sp.given = v, true\n\ts.wakeLocked(sp)\n", "\tsp.slot, sp.given = v, true\n"}},
 		check: sparesReused,
 	},
 	{
 		name:  "sched-spare-not-woken/explore",
 		bug:   "the same lost hand-off to a parked spare, under every interleaving of a retired worker's goroutine being reused",
-		file:  "internal/sched/spare.go",
-		edits: []edit{{"\tsp.w, sp.idle = w, idle\n\ts.wakeLocked(sp)\n", "\tsp.w, sp.idle = w, idle\n"}},
+		file:  "internal/sched/handoff/spares.go",
+		edits: []edit{{"\tsp.slot, sp.given = v, true\n\ts.wakeLocked(sp)\n", "\tsp.slot, sp.given = v, true\n"}},
 		check: exploreSched,
 	},
 	{
@@ -335,7 +337,7 @@ var mutants = []mutant{
 	{
 		name:  "sched-spare-never-parked",
 		bug:   "a goroutine that left its slot waits out its linger without joining the spares, so none is ever reused",
-		file:  "internal/sched/spare.go",
+		file:  "internal/sched/handoff/spares.go",
 		edits: []edit{{"\ts.list = append(s.list, sp)\n", ""}},
 		check: sparesReused,
 	},
@@ -464,8 +466,8 @@ var mutants = []mutant{
 	{
 		name:  "patient-handed-on",
 		bug:   "the status checks take a Wait waiting in its worker's place for a worker blocked in its task, and hand its place on",
-		file:  "internal/sched/status.go",
-		edits: []edit{{"if s&1 == 0 || w.patient.Load() {", "if s&1 == 0 {"}},
+		file:  "internal/sched/handoff/status.go",
+		edits: []edit{{"if seq&1 == 0 || s.patient.Load() {", "if seq&1 == 0 {"}},
 		check: patientSpared,
 	},
 	{
@@ -538,7 +540,7 @@ var mutants = []mutant{
 		name:  "group-go-lost-update",
 		bug:   "Go adds its task to the count with a load and a store, so a Go or a completion at the same moment is lost",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\tdefault:\n\t\tg.added(g.state.Add(oneTask))\n\t}\n\tg.queue(g.submitted(f, w), w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.queue(g.submitted(f, w), w)\n}"}},
+		edits: []edit{{"\tdefault:\n\t\tg.added(g.state.Add(oneTask))\n\t}\n\tg.enqueue(g.submitted(f, w), w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.enqueue(g.submitted(f, w), w)\n}"}},
 		check: exploreSched,
 	},
 	{
@@ -630,43 +632,43 @@ var mutants = []mutant{
 	{
 		name:  "status-always-blocked",
 		bug:   "a worker's status is ignored: every worker in a task counts as blocked",
-		file:  "internal/sched/status.go",
+		file:  "internal/sched/handoff/status.go",
 		edits: []edit{{"\tst = h.Read()\n", "\tst = gstatus.Blocked\n"}},
 		check: statusCPU,
 	},
 	{
 		name:  "status-never-blocked",
 		bug:   "a worker's status is ignored: no worker ever counts as blocked",
-		file:  "internal/sched/status.go",
+		file:  "internal/sched/handoff/status.go",
 		edits: []edit{{"\tst = h.Read()\n", "\tst = gstatus.Running\n"}},
 		check: statusPoster,
 	},
 	{
 		name:  "status-poster-never-checks",
 		bug:   "a Go that finds every worker busy never reads the workers' statuses: only the monitor hands blocked workers on",
-		file:  "internal/sched/status.go",
-		edits: []edit{{"\tif n%checkEvery == 0 {\n\t\tp.checkWorkers(nil)\n\t}\n", ""}},
+		file:  "internal/sched/handoff/handoff.go",
+		edits: []edit{{"\tif n%checkEvery == 0 {\n\t\th.check(self)\n\t}\n", ""}},
 		check: statusPoster,
 	},
 	{
 		name:  "status-no-ramp",
 		bug:   "once every worker reads blocked, the hand-off starts one replacement, not a worker per queued task",
-		file:  "internal/sched/status.go",
-		edits: []edit{{"\tif blocked == others {", "\tif false {"}},
+		file:  "internal/sched/handoff/status.go",
+		edits: []edit{{"if n > 0 && blocked == others {", "if false {"}},
 		check: statusRamp,
 	},
 	{
 		name:  "status-no-long-bound",
 		bug:   "with statuses read, a worker that stands still without reading blocked (a runtime semaphore) is never handed on",
-		file:  "internal/sched/watchdog.go",
+		file:  "internal/sched/handoff/bounds.go",
 		edits: []edit{{"\tlong := m.stoodStill(runWait, buf[:0])\n", "\tlong := m.stoodStill(runWait, buf[:0])[:0]\n"}},
 		check: statusBound,
 	},
 	{
 		name:  "fallback-no-evidence",
 		bug:   "on the fallback, the workers handed on without a proof are never taken as evidence: a blocking wave beside busy CPUs is handed on one worker per unprovenWait",
-		file:  "internal/sched/watchdog.go",
-		edits: []edit{{"	if len(kept) == 0 || m.p.signals.offCPU(", "	if len(kept) >= 0 || m.p.signals.offCPU("}},
+		file:  "internal/sched/handoff/bounds.go",
+		edits: []edit{{"	if len(kept) == 0 || m.h.signals.offCPU(", "	if len(kept) >= 0 || m.h.signals.offCPU("}},
 		check: blockingWave,
 	},
 	{
@@ -689,28 +691,49 @@ var mutants = []mutant{
 	{
 		name:  "counts-ignore-runnable",
 		bug:   "the fallback counts only running goroutines: a worker waiting for a CPU looks off it",
-		file:  "internal/sched/fallback.go",
+		file:  "internal/sched/handoff/counts.go",
 		edits: []edit{{"return stuck - (running - 1) - runnable + min(a, idle())", "return stuck - (running - 1) + min(a, idle())"}},
 		check: statusCPU,
 	},
 	{
 		name:  "counts-never-prove",
 		bug:   "the fallback's counts never prove a worker off the CPU: only the monitor's long bound hands blocked workers on",
-		file:  "internal/sched/fallback.go",
+		file:  "internal/sched/handoff/counts.go",
 		edits: []edit{{"\treturn k\n}\n", "\treturn 0 * k\n}\n"}},
 		check: statusPoster,
 	},
 	{
+		name:  "fallback-no-still-gap",
+		bug:   "the fallback takes a worker seen in its task once before for stuck, however short ago: a task that waits often and briefly is handed on",
+		file:  "internal/sched/handoff/counts.go",
+		edits: []edit{{"} else if since.age(now) >= stillGap {", "} else {"}},
+		check: handOnRules,
+	},
+	{
+		name:  "handon-newest-first",
+		bug:   "the hand-off detaches the workers that stood still least long first, leaving the longest stuck in place",
+		file:  "internal/sched/handoff/handoff.go",
+		edits: []edit{{"j > 0 && stuck[j].since.before(stuck[j-1].since)", "j > 0 && stuck[j-1].since.before(stuck[j].since)"}},
+		check: handOnRules,
+	},
+	{
+		name:  "fallback-ramp-unproven",
+		bug:   "the fallback ramps the pool up after any hand-off, with workers not proven off the CPU still attached",
+		file:  "internal/sched/handoff/counts.go",
+		edits: []edit{{"n > 0 && k >= others {", "n > 0 {"}},
+		check: handOnRules,
+	},
+	{
 		name:  "counts-while-marking",
 		bug:   "the fallback counts while the collector marks: a worker parked in an assist looks off the CPU",
-		file:  "internal/sched/fallback.go",
+		file:  "internal/sched/handoff/counts.go",
 		edits: []edit{{"\tif c.Marking || k <= 0 {\n", "\tif k <= 0 {\n"}},
 		check: offCPUProof,
 	},
 	{
 		name:  "counts-proof-at-once",
 		bug:   "the fallback acts on a proof at once right after the collector stopped the world: a worker waiting for the collector to start a cycle looks off the CPU",
-		file:  "internal/sched/fallback.go",
+		file:  "internal/sched/handoff/counts.go",
 		edits: []edit{{"\tif s.proofAt == 0 || s.proofAt < s.stopsAt {\n", "\tif false {\n"}},
 		check: offCPUProof,
 	},
@@ -718,7 +741,7 @@ var mutants = []mutant{
 		name:  "status-check-at-saturation",
 		bug:   "the pool starts the status check only once it is saturated, when its probes wait for processors the work holds",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"\tstartStatus()\n", ""}},
+		edits: []edit{{"\thandoff.StartStatus()\n", ""}},
 		check: statusFirstUse,
 	},
 	{

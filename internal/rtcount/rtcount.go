@@ -1,5 +1,5 @@
 // Package rtcount reads the few of the runtime's metrics that the
-// scheduler's fallback needs (package sched, fallback.go): how many
+// scheduler's fallback needs (package handoff, counts.go): how many
 // goroutines run on a processor and how many wait for one, and whether the
 // garbage collector marks. It reads them as package runtime/metrics does,
 // through the same function of the runtime, but without importing

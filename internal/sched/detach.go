@@ -10,9 +10,10 @@ package sched
 //   - detachWait: the worker itself, when it is about to block in one of our
 //     waits (worker.block: a Wait whose group's tasks run elsewhere);
 //     cleared by worker.unblock;
-//   - detachMonitor: the monitor (watchdog.go), when the worker's task has
-//     not moved for a sample while tasks wait: it is blocked in the task
-//     (a channel, a sleep, a system call, a lock) or runs long. Another
+//   - detachHandOff: the hand-off (package handoff: the monitor, or a
+//     poster's check), through poolView.HandOn, when the worker stands
+//     still in its task while tasks wait: it is blocked in the task (a
+//     channel, a sleep, a system call, a lock) or runs long. Another
 //     worker has its place by then, so when the task returns the worker
 //     stays detached: it takes queued tasks one at a time, as long as it
 //     finds any, the way errgroup would have a goroutine for each, and

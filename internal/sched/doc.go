@@ -20,7 +20,9 @@
 //     (Pool.inject, pool.go; injector.go). Task records are in task.go.
 //  2. Queuing announces the task to the idle protocol (package sleep),
 //     which wakes a sleeping worker if one should take it, and starts a
-//     worker if none is idle (Pool.maybeSpawn, pool.go).
+//     worker if none is idle (Pool.maybeSpawn, pool.go); with no room for
+//     one, it tells the hand-off that the pool is saturated
+//     (handoff.Handoff.Saturated: the workers may all be blocked).
 //  3. A worker takes it (worker.find, worker.go): its own deque newest
 //     first, then a batch from the injector (takeInjected), then the
 //     oldest task of a random other worker (steal, stealIf). Or a helping
@@ -38,7 +40,11 @@
 //     worker that finds none waits in its place for a moment
 //     (worker.waitPatiently), then blocks and gives its place up
 //     (worker.block).
-//  4. It runs (worker.execute; panic.go: worker.call, callOutside and
+//  4. It runs (worker.execute, which marks the task's start in the slot's
+//     record for the hand-off, worker.rec, and endTask its end; if the
+//     task blocks, package handoff hands the worker's slot on and another
+//     goroutine takes the queue on: its doc follows a blocked task to its
+//     slot's next goroutine. panic.go: worker.call, callOutside and
 //     callTask tell a return, a panic and a runtime.Goexit apart, and
 //     callTask puts the task's labels on the goroutine and takes them off
 //     again). A skip-queued group that is canceled drops it instead
@@ -62,22 +68,23 @@
 // posting side, StartLooking, NoWorkFound, WorkFound and StopLooking on the
 // worker's side. sched calls it from worker.go (run, foundWork,
 // takeInjected, pushLocal) and pool.go (inject, spawn, release). When to
-// start a worker is pool.go (maybeSpawn, spawn, release, capacity). When
-// a worker gives up its slot for another goroutine is detach.go: when it
-// blocks in a Wait, once its patience has passed (worker.waitPatiently,
-// joinPatience in params.go; worker.block, worker.go); when its goroutine's
-// status, read by the monitor or by a poster that finds the pool
-// saturated, shows it blocked in its task (status.go, on package
-// gstatus, whose check the pool's first worker starts); or, where
-// statuses are not read, when its task sequence
-// number stood still and the runtime's counts of running and runnable
-// goroutines prove it off the CPU (fallback.go), or it stood still for
-// long (watchdog.go), and at once when the counts prove the workers
-// handed on that way blocked (monitor.handOffEvident); watchdog.go states
-// the progress guarantee this gives. Goroutines that left a slot wait as
-// spares (spare.go) to be given another. A goroutine that runs tasks never
-// stops at a task end to let other goroutines have its P: the Go
-// scheduler's preemption shares the P with them.
+// start a worker is pool.go (maybeSpawn, spawn, release, capacity).
+//
+// When a worker gives up its slot for another goroutine is detach.go, for
+// two reasons. Its own: it is about to block in a Wait with nothing to
+// help with, once its patience has passed (worker.waitPatiently,
+// joinPatience in params.go; worker.block). And the hand-off's, for a
+// worker stuck in a task: that whole policy (who is stuck, by which
+// evidence, how soon, the monitor, the ramp, the spares that goroutines
+// wait as between slots, and the progress guarantee it gives) is package
+// handoff; its doc is the map. sched tells it where each worker is
+// (worker.rec: execute and endTask), calls Handoff.Saturated wherever a
+// post finds the pool saturated (spawnOrWatch, foundWork, block,
+// release), and answers its questions through poolView (handoff.go).
+//
+// A goroutine that runs tasks never stops at a task end to let other
+// goroutines have its P: the Go scheduler's preemption shares the P with
+// them.
 //
 // # A slot's states
 //
@@ -89,29 +96,34 @@
 // Every transition is made under Pool.mu:
 //
 //	free     → attached          startLocked: a spawn within capacity, on a spare or a new goroutine
-//	free     → detached(monitor) startLocked(true): the ramp (watchdog.go, status.go)
-//	attached → detached(wait)    detach: worker.block, a Wait with nothing left to help with
-//	attached → detached(monitor) detach: status.go (blocked), watchdog.go (stuck)
-//	detached → attached          reattach, when its last reason is cleared: worker.unblock,
-//	                             or a nested task the monitor detached has returned (afterTask)
-//	attached → free              release: the linger ended, or the pool is above capacity
-//	detached(monitor) → free     release: its task returned and no queued task was left
-//	occupied → occupied          replace: a task's runtime.Goexit; a new goroutine, same state
+//	free     → detached(hand-off) startLocked(true): the hand-off's ramp
+//	attached → detached(wait)     detach: worker.block, a Wait with nothing left to help with
+//	attached → detached(hand-off) detach: poolView.HandOn, a worker found stuck
+//	detached → attached           reattach, when its last reason is cleared: worker.unblock,
+//	                              or a nested task handed on has returned (afterTask)
+//	attached → free               release: the linger ended, or the pool is above capacity
+//	detached(hand-off) → free     release: its task returned and no queued task was left
+//	occupied → occupied           replace: a task's runtime.Goexit; a new goroutine, same state
 //
 // live (occupied slots) ≤ capacity = GOMAXPROCS + detached, except for
 // the ramp's workers and a moment after GOMAXPROCS goes down; a worker
 // that finds the pool above capacity (Pool.surplus) retires. The numbers (batch
-// size, linger, monitor period, patience, polls) are in params.go; the
-// switches that turn off the safety nets for tests are in switches.go.
+// size, linger, patience, polls) are in params.go, whose comment states
+// the rule every package here follows: a constant that tunes a policy is
+// in its package's params.go, one that shapes a layout beside its type.
+// The switches that turn off the safety nets for tests are in switches.go
+// (the monitor's is handoff.MonitorOff).
 //
 // A data-parallel loop (loop.go: For) is a group whose tasks share a range
 // partition (package ranges) and steal halves of each other's ranges.
 // Statistics (stats.go) are counted in plain fields per worker and
 // published to atomics at a few points; ReadStats sums them.
 //
-// probe.go is empty in a normal build; under the explore build tag,
-// probe_explore.go lets the interleaving explorer (package explore) see
-// the wake-ups in flight.
+// probe.go holds the seams that the explore build tag replaces
+// (probe_explore.go): marks of the wake-ups in flight, which let the
+// interleaving explorer (package explore) tell one on its way from a lost
+// one, empty and inlined away in a normal build, and the submit polls'
+// count, which explored programs cut short.
 //
 // # Invariants and the tests that check them
 //
@@ -167,15 +179,14 @@
 //   - Nothing sized at compile time fills and hangs, in any setting: waves
 //     of 10,000 tasks blocked at once beside CPU-bound fan-outs, in a
 //     process per setting the scheduler reads, at GOMAXPROCS 1, 2 and 4:
-//     TestBlockingWave (wave_test.go); the set of the pool's goroutines
-//     filled to its last word: TestPoolGoroutineSetFull (fair_test.go).
+//     TestBlockingWave (wave_test.go).
 //   - The idle, wake and retire protocols lose no task on their own, with
 //     the monitor and the linger switched off: TestNoRescueWake,
 //     TestNoRescueRetireLastLook (rescue_test.go); and under every
 //     interleaving of a worker retiring, parking as a spare and being
 //     handed the next slot: TestExploreSched (retire-reuse).
 //   - Spares are reused, and leave: TestSparesReused (handoff_test.go).
-//   - Workers retire and the watchdog exits by themselves, and no
+//   - Workers retire and the monitor exits by themselves, and no
 //     goroutine leaks: TestPoolRetiresAfterWait, TestPoolRetiresWithoutWait,
 //     TestLifecycleBurstRetires (lifecycle_test.go),
 //     TestWatchdogExtraWorkersRetire; every test through guardPool and

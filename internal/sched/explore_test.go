@@ -46,7 +46,7 @@ import (
 // The pool gets one injector shard (the shard is chosen by goroutine id,
 // which differs from run to run) and a size of 4, above the number of
 // workers these programs can use, and an outside Wait polls the count for
-// one round before it parks. The watchdog samples the real clock and
+// one round before it parks. The hand-off's monitor samples the real clock and
 // the runtime, which no schedule can replay, so it does not run here: a
 // program that needed its compensation would stall, and fail. The idle
 // protocol is cut to one search round before sleepiness, as in package

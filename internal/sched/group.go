@@ -159,7 +159,7 @@ func (g *Group) Go(f func() error) {
 	default:
 		g.added(g.state.Add(oneTask))
 	}
-	g.queue(g.submitted(f, w), w)
+	g.enqueue(g.submitted(f, w), w)
 }
 
 // TryGo implements wsgroup.Group.TryGo: it adds f as a task of g if that
@@ -179,7 +179,7 @@ func (g *Group) TryGo(f func() error) bool {
 		g.added(g.state.Add(oneTask))
 	}
 	w := current()
-	g.queue(g.submitted(f, w), w)
+	g.enqueue(g.submitted(f, w), w)
 	return true
 }
 
@@ -194,9 +194,9 @@ func (sl *groupSlow) refusesGo() bool {
 	return false
 }
 
-// queue puts f, a task of g already counted as active, on w's deque, or
+// enqueue puts f, a task of g already counted as active, on w's deque, or
 // into the injector when the caller is not a worker (w nil).
-func (g *Group) queue(f fn, w *worker) {
+func (g *Group) enqueue(f fn, w *worker) {
 	if w != nil {
 		w.pushLocal(f, g)
 	} else {
@@ -388,6 +388,6 @@ func (g *Group) unpark(w *worker) bool {
 	sl.parked = sl.parked[1:]
 	sl.nParked.Store(int64(len(sl.parked)))
 	sl.mu.Unlock()
-	g.queue(f, w)
+	g.enqueue(f, w)
 	return true
 }

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"github.com/go-steal/steal/internal/sched/handoff"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -95,7 +96,7 @@ func TestHandOffBlocked(t *testing.T) {
 						var g Group
 						released := make(chan int, 1)
 						blockBehind(t, &g, procs, from, block, func() error {
-							released <- detachedFor(detachMonitor)
+							released <- detachedFor(detachHandOff)
 							release()
 							return nil
 						})
@@ -153,7 +154,7 @@ func TestHandOffProgress(t *testing.T) {
 					begin := time.Now()
 					g.Go(func() error { close(ran); return nil })
 					<-ran
-					t.Logf("the queued task ran %v after it was queued (monitor period %v; a worker that spins is handed on after %v)", time.Since(begin), watchTick, runWait)
+					t.Logf("the queued task ran %v after it was queued", time.Since(begin))
 					wantNil(t, "Wait()", g.Wait())
 				})
 			})
@@ -227,7 +228,7 @@ func testGCStorm(t *testing.T, kind int) {
 					var live maxGauge
 					s := startSampler(func() { live.observe(int64(global.live.Load())) })
 					before := handedOff(kind)
-					stuckBefore, rampsBefore := handedOff(handOffStuck), global.counts.ramps.Load()
+					stuckBefore, rampsBefore := handedOff(handoff.KindBound), global.ho.Ramps()
 					var g Group
 					var ran atomic.Int64
 					tiny := func() error {
@@ -243,12 +244,12 @@ func testGCStorm(t *testing.T, kind int) {
 						t.Errorf("%d of %d tasks ran", got, n)
 					}
 					t.Logf("%d tiny tasks beside a GC storm: at most %d live workers; %d handed on after standing still long, %d ramps",
-						n, live.hi.Load(), handedOff(handOffStuck)-stuckBefore, global.counts.ramps.Load()-rampsBefore)
+						n, live.hi.Load(), handedOff(handoff.KindBound)-stuckBefore, global.ho.Ramps()-rampsBefore)
 					// Statuses tell a wait for the collector from a block;
 					// the counts cannot tell it from one outside marking,
 					// which the pool's bound below still covers (see
-					// fallback.go).
-					if d := handedOff(kind) - before; d != 0 && kind == handOffBlocked {
+					// package handoff, counts.go).
+					if d := handedOff(kind) - before; d != 0 && kind == handoff.KindBlocked {
 						t.Errorf("%d workers waiting for the collector handed off as blocked, want none", d)
 					} else if d != 0 {
 						t.Logf("%d workers waiting for the collector outside marking handed off as off the CPU", d)
@@ -257,7 +258,7 @@ func testGCStorm(t *testing.T, kind int) {
 					// more until its task returns (Blocking tasks in
 					// package wsgroup's documentation says so).
 					extra := int64(0)
-					if kind == handOffOffCPU {
+					if kind == handoff.KindOffCPU {
 						extra = int64(handedOff(kind) - before)
 					}
 					if hi, most := live.hi.Load(), int64(procs+2)+extra; hi > most {

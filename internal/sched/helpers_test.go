@@ -114,7 +114,7 @@ func (s *sampler) stop() {
 // occupies a slot, no watchdog runs, no worker counts as detached, no task
 // is queued, and no spare goroutine waits.
 func poolIdle() bool {
-	if global.live.Load() != 0 || global.watching.Load() || global.detached.Load() != 0 || global.queued() != 0 || global.spares.len() != 0 {
+	if global.live.Load() != 0 || global.ho.Watching() || global.detached.Load() != 0 || global.queued() != 0 || global.spares.Len() != 0 {
 		return false
 	}
 	global.mu.Lock() // occupied is guarded by mu

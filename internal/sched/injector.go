@@ -51,7 +51,7 @@ func (in *injector) shard() *queue {
 
 // push queues j on the calling goroutine's shard and returns the number
 // of tasks ever pushed there: a count of the caller's own posts, most of
-// the time, without a counter shared by all (see Pool.saturated).
+// the time, without a counter shared by all (see handoff.Handoff.Saturated).
 func (in *injector) push(j job) uint64 { return in.shard().push(j) }
 
 // unpushIf takes back the newest task of the calling goroutine's shard if
@@ -123,7 +123,7 @@ func (in *injector) len() int {
 // FIFO, plus unpushIf, which takes the newest task back.
 //
 // It is a two-lock queue (after Michael and Scott) over a linked list of
-// fixed-size blocks. Producers serialize on the tail lock and consumers on
+// fixed-size pages. Producers serialize on the tail lock and consumers on
 // headMu, so a producer never waits for a consumer or the reverse. The two
 // sides meet at two counters of the tasks pushed and taken:
 //
@@ -141,11 +141,11 @@ func (in *injector) len() int {
 // write, and a submitter's shard is chosen by its goroutine id, so two
 // producers rarely meet on one shard.
 //
-// Slot i lives in block i/blockLen at offset i%blockLen. A producer that
-// fills the last slot of a block links a new block before it publishes that
+// Slot i lives in page i/pageLen at offset i%pageLen. A producer that
+// fills the last slot of a page links a new page before it publishes that
 // slot, so a consumer that takes it finds the link. Consumers read only
 // slots below the published count, so they never touch a slot being
-// written; a consumer drops its reference to a block once it has taken all
+// written; a consumer drops its reference to a page once it has taken all
 // of its slots, and by then the producers have moved on too, so the GC
 // frees it.
 //
@@ -166,22 +166,22 @@ type queue struct {
 	_     [56]byte
 
 	// Producers' side, guarded by the tail lock (pub's low bit).
-	tail    *block // block holding slot published
-	tailOff int    // published % blockLen, kept to avoid the division
+	tail    *page // page holding slot published
+	tailOff int   // published % pageLen, kept to avoid the division
 	_       [48]byte
 
 	// Consumers' side, on a line of its own: a consumer that polls the
 	// shard does not take the line that the producer writes next.
 	headMu  xsync.Mutex
-	head    *block // block holding slot taken (consumers)
+	head    *page // page holding slot taken (consumers)
 	headOff int
 	_       [64]byte
 
-	// spare is one emptied block kept for the next producer that needs
+	// spare is one emptied page kept for the next producer that needs
 	// one, so a steady stream of tasks allocates nothing. A consumer puts
-	// a block here only after taking all of its slots, when no producer
+	// a page here only after taking all of its slots, when no producer
 	// refers to it any more (see above) and every slot is already clear.
-	spare atomic.Pointer[block]
+	spare atomic.Pointer[page]
 }
 
 // The tail lock: pub's low bit.
@@ -190,15 +190,15 @@ const (
 	onePub     = 2 // one published task in pub
 )
 
-const blockLen = 256
+const pageLen = 256
 
-type block struct {
-	slots [blockLen]job
-	next  *block // written by the producer that fills this block, before publishing past it
+type page struct {
+	slots [pageLen]job
+	next  *page // written by the producer that fills this page, before publishing past it
 }
 
-// published returns the number of tasks published.
-func (q *queue) published() uint64 { return q.pub.Load() / onePub }
+// pubCount returns the number of tasks published.
+func (q *queue) pubCount() uint64 { return q.pub.Load() / onePub }
 
 // lockTail takes the tail lock and returns the published count. The CAS
 // that sets the bit synchronizes with the store that last cleared it, so
@@ -232,12 +232,12 @@ func (q *queue) push(t job) uint64 {
 	}
 	q.tail.slots[q.tailOff] = t
 	q.tailOff++
-	if q.tailOff == blockLen {
-		// Link the next block before publishing this block's last slot:
+	if q.tailOff == pageLen {
+		// Link the next page before publishing this page's last slot:
 		// a consumer that takes it moves on to next.
 		b := q.spare.Swap(nil)
 		if b == nil {
-			b = new(block)
+			b = new(page)
 		}
 		q.tail.next = b
 		q.tail, q.tailOff = b, 0
@@ -248,12 +248,12 @@ func (q *queue) push(t job) uint64 {
 	return p + 1
 }
 
-// lazyInit makes the first block, shared by both ends. It runs under the
+// lazyInit makes the first page, shared by both ends. It runs under the
 // tail lock before the first publish; consumers only look at head after
 // they have seen published > taken, which this publish synchronizes
 // before.
 func (q *queue) lazyInit() {
-	b := new(block)
+	b := new(page)
 	q.tail = b
 	q.head = b
 }
@@ -262,8 +262,8 @@ func (q *queue) lazyInit() {
 // function, or returns the zero fn. A submitter calls it to run its own
 // group's tasks while it waits (the newest are most likely its own).
 //
-// It takes back only a task in the tail block (tailOff > 0): the blocks are
-// linked forwards only, and a task at the end of the previous block is
+// It takes back only a task in the tail page (tailOff > 0): the pages are
+// linked forwards only, and a task at the end of the previous page is
 // rare enough to leave to the workers.
 func (q *queue) unpushIf(g *Group) fn {
 	// Cheap refusal first, without the locks: nothing queued. This read
@@ -302,7 +302,7 @@ func (q *queue) popBatch(dst []job) int {
 	}
 	q.headMu.Lock()
 	taken := q.taken.Load()
-	avail := int(q.published() - taken)
+	avail := int(q.pubCount() - taken)
 	if avail <= 0 {
 		q.headMu.Unlock()
 		return 0
@@ -323,8 +323,8 @@ func (q *queue) takeHead() job {
 	j := *s
 	*s = job{} // let the GC have the closure once it has run
 	q.headOff++
-	if q.headOff == blockLen {
-		// All of this block was taken; the producer linked next before
+	if q.headOff == pageLen {
+		// All of this page was taken; the producer linked next before
 		// publishing the last slot, which we saw.
 		done := q.head
 		q.head, q.headOff = done.next, 0
@@ -341,11 +341,11 @@ func (q *queue) takeHead() job {
 // back task is taken too). A true answer may be stale.
 func (q *queue) nonEmpty() bool {
 	t := q.taken.Load()
-	return int64(q.published()-t) > 0
+	return int64(q.pubCount()-t) > 0
 }
 
 // len reports about how many tasks are queued (never negative).
 func (q *queue) len() int {
 	t := q.taken.Load()
-	return max(int(int64(q.published()-t)), 0)
+	return max(int(int64(q.pubCount()-t)), 0)
 }

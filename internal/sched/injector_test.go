@@ -271,7 +271,7 @@ func TestQueueSteadyStateAllocs(t *testing.T) {
 		for range 32 {
 			q.push(job{fn: fn{f: f}, g: &g})
 		}
-		if q.unpushIf(&g).f != nil { // nil when the newest task ends a block
+		if q.unpushIf(&g).f != nil { // nil when the newest task ends a page
 			taken++
 		}
 		for q.popBatch(dst) > 0 {
@@ -488,16 +488,16 @@ func TestQueueUnpushIf(t *testing.T) {
 }
 
 // TestQueueUnpushIfBlockBoundary: unpushIf does not reach back into the
-// previous block: with the newest task in the last slot of a full block
-// (the producer has linked a fresh, empty tail block) it takes nothing,
-// and the queue is intact; once a task lands in the new block, that one
+// previous page: with the newest task in the last slot of a full page
+// (the producer has linked a fresh, empty tail page) it takes nothing,
+// and the queue is intact; once a task lands in the new page, that one
 // can be taken back.
 func TestQueueUnpushIfBlockBoundary(t *testing.T) {
 	var g Group
 	for _, before := range []int{0, 3} { // tasks taken before the boundary
 		var q queue
 		next := 0
-		for range blockLen {
+		for range pageLen {
 			q.push(idJob(next, &g))
 			next++
 		}
@@ -508,19 +508,19 @@ func TestQueueUnpushIfBlockBoundary(t *testing.T) {
 			}
 		}
 		if f := q.unpushIf(&g).f; f != nil {
-			t.Fatalf("before=%d: unpushIf took job %d from the previous block", before, idOf(t, f))
+			t.Fatalf("before=%d: unpushIf took job %d from the previous page", before, idOf(t, f))
 		}
 		q.push(idJob(next, &g))
 		if f := q.unpushIf(&g).f; f == nil || idOf(t, f) != next {
-			t.Fatalf("before=%d: unpushIf did not take back job %d, the only one in the tail block", before, next)
+			t.Fatalf("before=%d: unpushIf did not take back job %d, the only one in the tail page", before, next)
 		}
-		// Now the tail block is empty again: nothing to take back.
+		// Now the tail page is empty again: nothing to take back.
 		if f := q.unpushIf(&g).f; f != nil {
 			t.Fatalf("before=%d: unpushIf took job %d across the boundary", before, idOf(t, f))
 		}
 		got := popAll(t, &q)
-		if len(got) != blockLen-before {
-			t.Fatalf("before=%d: %d tasks left, want %d", before, len(got), blockLen-before)
+		if len(got) != pageLen-before {
+			t.Fatalf("before=%d: %d tasks left, want %d", before, len(got), pageLen-before)
 		}
 		for i, id := range got {
 			if id != before+i {
@@ -531,9 +531,9 @@ func TestQueueUnpushIfBlockBoundary(t *testing.T) {
 }
 
 // TestQueueUnpushModel runs random pushes (of a few groups), pops and
-// unpushes against a slice model that knows where the blocks end: each
+// unpushes against a slice model that knows where the pages end: each
 // unpushIf takes back exactly the task the model says (the newest, if it
-// is the group's and not the last of a previous block), and order, batch
+// is the group's and not the last of a previous page), and order, batch
 // sizes, len and nonEmpty match the model throughout.
 func TestQueueUnpushModel(t *testing.T) {
 	seeds := 20
@@ -572,7 +572,7 @@ func TestQueueUnpushModel(t *testing.T) {
 			default: // unpush
 				gi := r.IntN(len(groups))
 				want := -1
-				if n := len(model); n > 0 && model[n-1].g == gi && published%blockLen != 0 {
+				if n := len(model); n > 0 && model[n-1].g == gi && published%pageLen != 0 {
 					want = model[n-1].id
 				}
 				f := q.unpushIf(&groups[gi]).f

@@ -88,7 +88,7 @@ import "unsafe"
 // tasks below; a Goexit unwinds the waiting task too, and helpUntilDone's
 // deferred function finishes the Wait); if it blocks, the goroutine
 // blocks in it, and the pool treats it as a worker blocked in a task
-// (status.go, fallback.go). Its completion is counted in its own group, at
+// (package handoff). Its completion is counted in its own group, at
 // once (not in the helping Wait's batch, which is g's).
 //
 // # Only on a worker
@@ -105,12 +105,6 @@ import "unsafe"
 // line (nested service requests 15% slower). A Wait outside the pool
 // records no join either: no chain that a worker follows passes through
 // one, since such a goroutine runs only tasks of the groups it waits for.
-
-// joinHops is the most links the chain walk follows. A cycle of records
-// (two tasks each waiting for the other's group, a deadlock under errgroup
-// too) must not loop it for ever; a longer chain is not followed, which
-// only leaves some task to its thief.
-const joinHops = 64
 
 // enterJoin records, when the caller is a task of group in (non-nil) and
 // is about to wait for g's active tasks, that g is joined inside a task

@@ -44,18 +44,6 @@ type loop struct {
 	ran stdatomic.Int64
 }
 
-// chunkTarget is about how long a participant's run of indices takes once
-// it has sized it: it measures each run and doubles the next one while
-// runs take less than half of this, halves it while they take more than
-// twice. Each run costs two atomic operations on the partition and a
-// clock reading, so runs of a few microseconds make that negligible even
-// for bodies of a few nanoseconds; and a run is what a thief cannot take
-// from its owner, so it bounds the imbalance at the end of a loop.
-const chunkTarget = 10 * time.Microsecond
-
-// maxChunk caps a run of indices, whatever the clock says.
-const maxChunk = 1 << 16
-
 // For implements wsgroup.For for n > 0: it runs body(ctx, i) for every i
 // in [0, n), the loop's tasks in a group whose panics are wrapped by wrap
 // (nil: they crash the program, as a Group's do). It returns the first

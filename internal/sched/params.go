@@ -3,11 +3,15 @@ package sched
 import "time"
 
 // The run-time parameters that decide how the scheduler trades latency for
-// CPU. They are kept together so that tuning for a different machine size
-// touches one file; BENCHMARKS.md discusses which would change at 16–64
-// cores. (sleep.Rounds and sleep.SpinRounds, the searches before a worker
-// gets sleepy, are the sleep protocol's own constants, exported from
-// package sleep.)
+// CPU. The rule, in every package of the scheduler: a constant that tunes
+// a policy (a time, a count, a size that trades one cost against another)
+// is in its package's params.go; a constant that is part of a layout or an
+// encoding (the bits of a state word, a table's size tied to its hash)
+// stays beside the type it shapes, and so does a tuning constant of a file
+// that one build leaves out (poolMutexSpins, poolmutex.go). So tuning for
+// a different machine touches three files: this one, the hand-off's
+// (package handoff) and the idle protocol's (package sleep). BENCHMARKS.md
+// discusses which would change at 16–64 cores.
 const (
 	// injectBatch is the most tasks a worker moves from the injector into
 	// its own deque at once. Larger batches amortize the injector's lock;
@@ -16,7 +20,7 @@ const (
 
 	// linger is how long an idle worker sleeps before it retires. It
 	// bounds how long workers outlive the process's last task (with the
-	// watchdog's watchQuiet ticks), and a service whose requests come less
+	// hand-off's monitor and spares lingers), and a service whose requests come less
 	// than a linger apart keeps warm workers.
 	linger = 5 * time.Millisecond
 
@@ -49,22 +53,6 @@ const (
 	// freeTasks caps each worker's free list of task records.
 	freeTasks = 256
 
-	// watchTick is the watchdog's sampling period while its pool is
-	// saturated; watchQuiet is how many ticks without saturation it waits
-	// before it exits (see watchdog.go).
-	watchTick  = 100 * time.Microsecond
-	watchQuiet = 20
-
-	// recheckEvery: while the monitor yields for its next tick where
-	// statuses are not read, it checks the workers this often (see
-	// monitor.wait).
-	recheckEvery = 10 * time.Microsecond
-
-	// watchDoze is the watchdog's longest period while quiet, and
-	// watchLinger how long it stays quiet before it exits.
-	watchDoze   = 5 * time.Millisecond
-	watchLinger = 50 * time.Millisecond
-
 	// injectEvery is how often (in searches for a task) a worker looks at
 	// the injector before its own deque, so that a worker whose deque
 	// never empties still serves tasks from outside.
@@ -75,23 +63,31 @@ const (
 	// (see worker.takeInjected).
 	injectHigh = 2 * injectBatch
 
-	// unprovenWait: where statuses are not read, how long every attached
-	// worker must have stood still before those the runtime's counts show
-	// off a processor, but cannot show blocked, are handed on
-	// (monitor.handOffOffProc). Longer than the Go scheduler's time slice
-	// (10 ms), so that a worker that merely waits its turn for a CPU is
-	// seldom replaced.
-	unprovenWait = 20 * time.Millisecond
-
-	// spareLinger is how long a goroutine that left its slot waits to be
-	// given another before it exits (spare.go): long enough that a
-	// service's waves of blocking tasks reuse the same goroutines, short
-	// enough that none is left long after the process's last task.
-	spareLinger = 64 * time.Millisecond
-
 	// statsEvery is how many tasks a worker that stays busy runs between
 	// publications of its counts (see stats.go): the most a busy worker's
 	// counts lag behind, against one atomic store per count that moved
 	// per publication. A power of two.
 	statsEvery = 256
+
+	// spawnCheck is how many workers spawnExtra starts between two looks at
+	// the queued tasks, each of which scans the deques.
+	spawnCheck = 16
+
+	// joinHops is the most links the chain walk follows. A cycle of records
+	// (two tasks each waiting for the other's group, a deadlock under errgroup
+	// too) must not loop it for ever; a longer chain is not followed, which
+	// only leaves some task to its thief.
+	joinHops = 64
+
+	// chunkTarget is about how long a participant's run of indices takes once
+	// it has sized it: it measures each run and doubles the next one while
+	// runs take less than half of this, halves it while they take more than
+	// twice. Each run costs two atomic operations on the partition and a
+	// clock reading, so runs of a few microseconds make that negligible even
+	// for bodies of a few nanoseconds; and a run is what a thief cannot take
+	// from its owner, so it bounds the imbalance at the end of a loop.
+	chunkTarget = 10 * time.Microsecond
+
+	// maxChunk caps a run of indices, whatever the clock says.
+	maxChunk = 1 << 16
 )

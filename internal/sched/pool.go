@@ -2,11 +2,11 @@ package sched
 
 import (
 	"runtime"
-	stdatomic "sync/atomic"
 
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/sched/handoff"
 	"github.com/go-steal/steal/internal/sleep"
 )
 
@@ -20,13 +20,14 @@ import (
 // capacity() workers run. Workers leave (retire) after being idle for
 // linger, or at once when the pool has more workers than its capacity (the
 // detached workers they stood in for are back, or GOMAXPROCS went down). A
-// goroutine that leaves its slot waits as a spare (spare.go) for spareLinger
-// before it exits, so that the next start reuses it. So when the process
+// goroutine that leaves its slot waits as a spare (handoff.Spares) for a
+// linger before it exits, so that the next start reuses it. So when the process
 // has no task, no goroutine remains after the two lingers, and a service
 // that issues requests back to back keeps the same warm workers.
 //
 // A worker is detached (detach.go) while it cannot run tasks: blocked in a
-// Wait of ours, or seen stuck in one task by the monitor (watchdog.go).
+// Wait of ours, or seen stuck in one task by the hand-off (package
+// handoff).
 // A detached worker counts neither against GOMAXPROCS nor in the deque
 // scans, so every scan is over at most GOMAXPROCS attached workers plus
 // those that have just come back, however many tasks are blocked.
@@ -35,7 +36,9 @@ type Pool struct {
 	inj   injector     // tasks from outside
 
 	// slots is replaced when it grows (under mu), never modified below its
-	// length; every *worker stays valid. Only mu's holders read it.
+	// length; every *worker stays valid. mu's holders read it, and so do
+	// readers that found a slot's index where the slot was already listed
+	// (the scan set, for the hand-off's poolView.HandOn; ReadStats).
 	slots atomic.Pointer[[]*worker]
 	// active is the scan set: the occupied slots that are not detached.
 	// Whoever looks for tasks in the deques (thieves, an outside Wait,
@@ -46,10 +49,10 @@ type Pool struct {
 	// or the detacher is about to empty (see detach.go); a free slot's
 	// deque is empty (a worker leaves its slot only with nothing in its
 	// own deque, and only a slot's occupant pushes onto it).
-	active atomic.Pointer[[]*worker]
+	active atomic.Pointer[scanSet]
 
 	// size is runtime.GOMAXPROCS(0) as last sampled (refreshSize): by
-	// every spawn, every retirement and every watchdog tick, so a change
+	// every spawn, every retirement and every monitor tick, so a change
 	// of GOMAXPROCS while the process runs is followed within a tick of
 	// the pool being saturated. (Asking the runtime on every post would
 	// take its scheduler lock each time.)
@@ -58,25 +61,16 @@ type Pool struct {
 	// detached is the number of occupied slots that are detached (see
 	// detach.go); written under mu.
 	detached atomic.Int32
-	watching atomic.Bool // a watchdog runs; set under mu
-	napping  atomic.Bool // it waits for its timer, and a kick would wake it
-	// flowing: the monitor's last tick found the pool saturated and every
-	// worker moving, with statuses read; posts do not kick it meanwhile
-	// (see monitor.busy). Written by the monitor alone.
-	flowing atomic.Bool
-	// checkedAt is the nanotime of the last check of the workers by a
-	// poster (Pool.checkWorkers): one per blockedGap at most.
-	checkedAt stdatomic.Int64
-	// signals reads the runtime's counts for the fallback's checks
-	// (fallback.go).
-	signals signals
-	kick    chan struct{}
+
+	// ho hands stuck workers' slots on (package handoff), through the
+	// pool's view of itself (handoff.go).
+	ho handoff.Handoff
 
 	mu poolMutex // guards slot occupancy and growth, live, detached and active changes; never parks (poolmutex.go)
 	// freeSlots are the slots no goroutine occupies, most recently freed
 	// last (its deque's ring and sleeper are the warmest); under mu.
 	freeSlots []*worker
-	spares    spares // goroutines without a slot, waiting to be reused (spare.go)
+	spares    handoff.Spares[assignment] // goroutines without a slot, waiting to be reused
 
 	counts  poolCounts                    // starts, retirements, compensations (stats.go)
 	outside [outsideStripes]outsideStripe // counts of goroutines outside the pool (stats.go)
@@ -85,16 +79,26 @@ type Pool struct {
 // global is the process's pool.
 var global = newPool()
 
-// workers maps worker goroutines to their slots.
+// workers maps worker goroutines to their slots. It is one of the
+// package's two tables of goroutines; the other, runners (runners.go),
+// holds the goroutines outside the pool that run a task of ours now. They
+// differ on purpose: every worker must be found (a Go on a worker that
+// could not be found would go to the injector, and a Wait on it would
+// park instead of helping), so this table grows without bound, at the cost
+// of a lock and an allocation per registration, made once per occupancy;
+// runners is entered by every outside Wait that helps, where a lock or an
+// allocation would cost each request, so it is a fixed lock-free table
+// that may refuse, and a refused goroutine only parks.
 var workers gid.Table[worker]
 
 // current returns the worker running on the calling goroutine, or nil.
 func current() *worker { return workers.Lookup() }
 
 func newPool() *Pool {
-	p := &Pool{sleep: sleep.New(0), inj: newInjector(), kick: make(chan struct{}, 1)}
+	p := &Pool{sleep: sleep.New(0), inj: newInjector()}
 	p.slots.Store(new([]*worker))
-	p.active.Store(new([]*worker))
+	p.active.Store(new(scanSet))
+	p.ho.Init(poolView{p})
 	p.refreshSize()
 	return p
 }
@@ -110,6 +114,7 @@ func (p *Pool) refreshSize() int32 {
 
 func (p *Pool) newWorker(i int) *worker {
 	w := &worker{pool: p, index: i, rng: uint64(i)*0x9E3779B97F4A7C15 + 1}
+	w.rec.Init(i)
 	// Task records live on in the free lists (freeTask clears their
 	// closures), so the deque need not clear the slots it takes them from.
 	w.dq.Retain()
@@ -144,7 +149,7 @@ func (p *Pool) inject(t job) {
 // our push and finds the task; otherwise our read of live (below) comes
 // after it gave up its slot, so we see room and start a worker.
 //
-// n is the poster's own count of posts, for Pool.saturated.
+// n is the poster's own count of posts, for handoff.Handoff.Saturated.
 func (p *Pool) maybeSpawn(c sleep.Counters, n uint32) {
 	if c.Inactive() == 0 {
 		p.spawnOrWatch(n)
@@ -157,7 +162,7 @@ func (p *Pool) spawnOrWatch(n uint32) {
 	// spawn may still refuse: another poster took the last place, or
 	// GOMAXPROCS went down since size was sampled.
 	if p.full() || !p.spawn() {
-		p.saturated(n) // see status.go and watchdog.go
+		p.ho.Saturated(n, nil) // the hand-off checks the workers and watches
 	}
 }
 
@@ -174,8 +179,8 @@ func (p *Pool) spawn() bool {
 
 // startLocked starts a worker in a free slot, making one if need be, up to
 // sleep.MaxWorkers slots, whatever the pool's capacity: spawn checks that
-// first, and the monitor's spawnExtra goes above it. A worker started
-// detached (by the monitor's ramp: see watchdog.go) counts as detached
+// first, and the hand-off's ramp (spawnExtra) goes above it. A worker
+// started detached (by that ramp) counts as detached
 // from the start: it takes one task and leaves when that task returns.
 // The caller holds mu.
 func (p *Pool) startLocked(detached bool) bool {
@@ -186,19 +191,19 @@ func (p *Pool) startLocked(detached bool) bool {
 	p.countSpawn()
 	// The first worker: the status check runs now, while the pool has
 	// room, so that its probes find processors that the pool's work does
-	// not hold yet (status.go).
-	startStatus()
+	// not hold yet.
+	handoff.StartStatus()
 	p.occupyLocked(w, detached)
 	// The new worker counts as inactive (looking for work) from now on,
 	// so posters that follow do not start more workers for the same job.
 	idle := p.sleep.StartLooking(w.index)
-	if !p.spares.assign(w, idle) {
+	if !p.spares.Assign(assignment{w, idle}) {
 		xsync.Go(func() { w.run(idle) })
 	}
 	return true
 }
 
-// spawnUpTo starts up to n workers within capacity, for the watchdog.
+// spawnUpTo starts up to n workers within capacity, for the hand-off.
 func (p *Pool) spawnUpTo(n int) {
 	for range n {
 		if !p.spawn() {
@@ -207,8 +212,8 @@ func (p *Pool) spawnUpTo(n int) {
 	}
 }
 
-// spawnExtra starts n workers above capacity, for the monitor's ramp (see
-// watchdog.go). Every spawnCheck workers it looks again at the queued
+// spawnExtra starts n workers above capacity, for the hand-off's ramp
+// (handoff.Pool.StartExtra). Every spawnCheck workers it looks again at the queued
 // tasks, and stops once the idle workers (the new ones among them, until
 // they find work) are at least as many: n was sized from a count taken
 // before, and workers that start with nothing to do only retire again.
@@ -225,10 +230,6 @@ func (p *Pool) spawnExtra(n int) {
 		}
 	}
 }
-
-// spawnCheck is how many workers spawnExtra starts between two looks at
-// the queued tasks, each of which scans the deques.
-const spawnCheck = 16
 
 // release frees w's slot. It reports false, and keeps the slot, when the
 // worker must stay after all: tasks are queued and no other worker is there
@@ -269,7 +270,7 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	}
 	p.mu.Unlock()
 	// At capacity, and every live worker busy: they may all be blocked.
-	p.saturated(0)
+	p.ho.Saturated(0, nil)
 	return true
 }
 

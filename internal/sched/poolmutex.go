@@ -11,7 +11,7 @@ import (
 // slot's transition, a copy of the scan set of at most GOMAXPROCS and a
 // few entries). A goroutine that finds it held spins, then yields its
 // processor (runtime.Gosched) between tries; it never parks. That matters
-// for the status reads (status.go): a task's Go or Wait may take this lock
+// for the status reads (package handoff): a task's Go or Wait may take this lock
 // on a worker, and a worker parked on a sync.Mutex reads exactly like one
 // blocked on a lock of the user's, which the monitor would hand on; a
 // worker that spins or yields reads running or runnable, which never
@@ -23,7 +23,7 @@ import (
 type poolMutex struct{ held atomic.Bool }
 
 // poolMutexSpins is how many tries Lock makes before it yields between
-// tries.
+// tries. (Here, not in params.go: the explorer's build has no such lock.)
 const poolMutexSpins = 16
 
 func (m *poolMutex) Lock() {

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"github.com/go-steal/steal/internal/sched/handoff"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,14 +27,14 @@ func withRescueOff(t *testing.T, procs int, keepLinger bool, body func()) {
 	t.Helper()
 	testkit.SetProcs(t, procs)
 	reset := func() {
-		monitorOff.Store(false)
+		handoff.MonitorOff.Store(false)
 		lingerOff.Store(false)
 		testHookRelease.Store(nil)
 	}
 	t.Cleanup(reset) // also after a failure inside body
 	guardPool(t, func() {
 		checkRetired(t)
-		monitorOff.Store(true)
+		handoff.MonitorOff.Store(true)
 		lingerOff.Store(!keepLinger)
 		body()
 		reset()

@@ -7,6 +7,7 @@ import "github.com/go-steal/steal/internal/explore/atomic"
 // and Group.Go looks it up to treat a Go made in such a task as a Go
 // inside a task. A goroutine that cannot be added (its probe window is
 // full) does not run tasks outside the pool; it only parks.
+// (Why it is not the workers' table, pool.go: see workers.)
 var runners runnerSet
 
 // runnerSet is a set of goroutine ids in a fixed open-addressed table:

@@ -1,6 +1,9 @@
 package sched
 
-import "github.com/go-steal/steal/internal/sleep"
+import (
+	"github.com/go-steal/steal/internal/sched/handoff"
+	"github.com/go-steal/steal/internal/sleep"
+)
 
 // The slots: which are free, which occupied, attached or detached, and the
 // counts that follow from that (Pool.live, Pool.detached, the scan set
@@ -13,7 +16,8 @@ import "github.com/go-steal/steal/internal/sleep"
 //
 //	live     = the occupied slots
 //	detached = the occupied slots with a reason in detachedBy
-//	active   = the occupied slots without one, each once
+//	active   = the occupied slots without one, each once, with their
+//	           records for the hand-off in the same order
 //	freeSlots = the slots not occupied, each once
 
 // capacity is how many workers the pool may have now: GOMAXPROCS, plus one
@@ -65,7 +69,7 @@ func (p *Pool) freeSlotLocked() *worker {
 }
 
 // occupyLocked marks free slot w occupied, attached (in the scan set) or,
-// for the monitor's ramp, detached by the monitor from the start; under
+// for the hand-off's ramp, detached by the hand-off from the start; under
 // mu.
 func (p *Pool) occupyLocked(w *worker, detached bool) {
 	if w.occupied {
@@ -76,7 +80,7 @@ func (p *Pool) occupyLocked(w *worker, detached bool) {
 	w.occupied = true
 	p.live.Add(1)
 	if detached {
-		w.detachedBy.Store(detachMonitor)
+		w.detachedBy.Store(detachHandOff)
 		p.countDetached()
 	} else {
 		p.setActive(w, true)
@@ -116,18 +120,18 @@ func (p *Pool) retakeLocked(w *worker) {
 // The reasons a worker is detached: bits of worker.detachedBy.
 const (
 	detachWait    = 1 << 0
-	detachMonitor = 1 << 1
+	detachHandOff = 1 << 1
 )
 
 // detach marks w detached for why, if w occupies its slot and was not
 // detached for why already, and reports whether it did. seq, when
-// nonzero, must still be w's task sequence number (the monitor detaches a
-// worker only if its task has not moved since the sample). If w was
+// nonzero, must still be w's task sequence number (the hand-off detaches a
+// worker only if its task has not moved since it found it stuck). If w was
 // attached, it leaves the scan set and its deque is drained.
 func (p *Pool) detach(w *worker, why uint32, seq uint32) bool {
 	p.mu.Lock()
 	old := w.detachedBy.Load()
-	if !w.occupied || old&why != 0 || seq != 0 && w.seq.Load() != seq {
+	if !w.occupied || old&why != 0 || seq != 0 && w.rec.Seq() != seq {
 		p.mu.Unlock()
 		return false
 	}
@@ -159,6 +163,7 @@ func (w *worker) reattach(why uint32) {
 		if old == why {
 			p.detached.Add(-1)
 			p.setActive(w, true)
+			w.rec.Rejoined()
 		}
 	}
 	checkSlotsLocked(p)
@@ -170,18 +175,29 @@ func (w *worker) reattach(why uint32) {
 // loaded. Copying costs one slice per change, of at most GOMAXPROCS plus
 // a few entries.
 func (p *Pool) setActive(w *worker, in bool) {
-	old := *p.active.Load()
-	next := make([]*worker, 0, len(old)+1)
+	old := p.active.Load().list
+	next := &scanSet{list: make([]*worker, 0, len(old)+1)}
 	for _, v := range old {
 		if v != w {
-			next = append(next, v)
+			next.list = append(next.list, v)
 		}
 	}
 	if in {
-		next = append(next, w)
+		next.list = append(next.list, w)
 	}
-	p.active.Store(&next)
+	next.recs = make([]*handoff.Slot, len(next.list))
+	for i, v := range next.list {
+		next.recs[i] = &v.rec
+	}
+	p.active.Store(next)
+}
+
+// scanSet is the scan set (Pool.active): its workers, and their slots'
+// records for the hand-off (poolView.Attached), in the same order.
+type scanSet struct {
+	list []*worker
+	recs []*handoff.Slot
 }
 
 // scanned returns the scan set (see Pool.active).
-func (p *Pool) scanned() []*worker { return *p.active.Load() }
+func (p *Pool) scanned() []*worker { return p.active.Load().list }

@@ -20,8 +20,15 @@ func checkSlotsLocked(p *Pool) {
 		free[w]++
 	}
 	active := map[*worker]int{}
-	for _, w := range *p.active.Load() {
+	scan := p.active.Load()
+	for i, w := range scan.list {
 		active[w]++
+		if i >= len(scan.recs) || scan.recs[i] != &w.rec {
+			panic(fmt.Sprintf("sched: the scan set's record %d is not its worker's (slot %d)", i, w.index))
+		}
+	}
+	if len(scan.recs) != len(scan.list) {
+		panic(fmt.Sprintf("sched: the scan set lists %d workers and %d records", len(scan.list), len(scan.recs)))
 	}
 	for _, w := range *p.slots.Load() {
 		d := w.detachedBy.Load() != 0

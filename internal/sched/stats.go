@@ -3,7 +3,6 @@ package sched
 import (
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/gid"
-	stdatomic "sync/atomic"
 )
 
 // Statistics: monotone counts of what a pool did, read by ReadStats.
@@ -46,8 +45,8 @@ import (
 // its next busy spell, or when it retires); for a goroutine helping
 // outside the pool, the tasks of the helpOutside running now.
 
-// counts are the events one worker slot counts itself.
-type counts struct {
+// slotCounts are the events one worker slot counts itself.
+type slotCounts struct {
 	tasks        uint64 // tasks that ended on this slot's goroutines (worker.call)
 	steals       uint64 // tasks taken from another worker's deque, and range steals
 	failedSteals uint64 // searches of other workers' deques that took nothing, and failed range steals
@@ -137,9 +136,9 @@ type outsideStripe struct {
 // outsideStripes is the number of stripes, a power of two.
 const outsideStripes = 16
 
-// outsideStripe returns the calling goroutine's stripe, id being its
+// stripeFor returns the calling goroutine's stripe, id being its
 // goroutine id.
-func (p *Pool) outsideStripe(id int64) *outsideStripe {
+func (p *Pool) stripeFor(id int64) *outsideStripe {
 	return &p.outside[uint64(id)*0x9E3779B97F4A7C15>>(64-4)]
 }
 
@@ -150,7 +149,7 @@ func (p *Pool) publishOutside(id int64, c *outsideCounts) {
 	if c.tasks == 0 && c.steals == 0 {
 		return
 	}
-	s := p.outsideStripe(id)
+	s := p.stripeFor(id)
 	if c.tasks != 0 {
 		s.tasks.Add(c.tasks)
 	}
@@ -170,7 +169,7 @@ func countRangeSteal(ok bool) {
 		}
 		return
 	}
-	s := global.outsideStripe(gid.Current())
+	s := global.stripeFor(gid.Current())
 	if ok {
 		s.steals.Add(1)
 	} else {
@@ -182,7 +181,7 @@ func countRangeSteal(ok bool) {
 // ended each), atomics that only grow, read by ReadStats with Load.
 type poolCounts struct {
 	// started: workers started in a slot, on a new goroutine or on a
-	// spare (spare.go). Added to by startLocked, under mu, before the
+	// spare (handoff.Spares). Added to by startLocked, under mu, before the
 	// worker occupies its slot (so a reader never sees more workers live
 	// than started), and by replace, on the goroutine that ends, before
 	// it starts its successor.
@@ -195,26 +194,10 @@ type poolCounts struct {
 	retired atomic.Uint64
 	// compensations: spawns made while the pool already had size
 	// (GOMAXPROCS) or more workers, which only blocked workers (capacity)
-	// or the watchdog (spawnExtra) allow. Added to by startLocked, under
+	// or the hand-off's ramp (spawnExtra) allow. Added to by startLocked, under
 	// mu, with started.
 	compensations atomic.Uint64
-	// handedOff counts the workers the monitor or a poster detached while
-	// they were in a task: [handOffBlocked] those whose goroutine's status
-	// read blocked (status.go), [handOffOffCPU] those the runtime's counts
-	// proved off the CPU (fallback.go), [handOffStuck] those only seen
-	// stuck for long. For tests; not in Stats.
-	handedOff [3]stdatomic.Uint64
-	// ramps counts the hand-offs by status that also ramped up (status.go:
-	// handOffBlocked). For tests; not in Stats.
-	ramps stdatomic.Uint64
 }
-
-// The kinds of hand-off, indexes of poolCounts.handedOff.
-const (
-	handOffBlocked = iota
-	handOffOffCPU
-	handOffStuck
-)
 
 // countSpawn counts a worker that startLocked is about to start, under mu,
 // before occupy.

@@ -102,7 +102,7 @@ func TestStatsRetiredSlotsPublished(t *testing.T) {
 			if w.occupied {
 				continue // a worker started since: its counts are its own
 			}
-			pub := counts{w.pub.tasks.Load(), w.pub.steals.Load(), w.pub.failedSteals.Load(), w.pub.localPops.Load()}
+			pub := slotCounts{w.pub.tasks.Load(), w.pub.steals.Load(), w.pub.failedSteals.Load(), w.pub.localPops.Load()}
 			if pub != w.st {
 				t.Errorf("slot %d: published %+v, counted %+v", i, pub, w.st)
 			}

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"github.com/go-steal/steal/internal/sched/handoff"
 	"os"
 	"runtime"
 	"sync"
@@ -13,7 +14,7 @@ import (
 	"github.com/go-steal/steal/internal/testkit"
 )
 
-// Known blocking (status.go): where the workers' goroutine statuses are
+// Known blocking (package handoff, status.go): where the workers' goroutine statuses are
 // read, a worker blocked in a task is handed on by whoever reads its
 // status next, and a worker that is not blocked (CPU-bound, descheduled,
 // waiting for the collector) never counts as blocked.
@@ -23,26 +24,26 @@ import (
 // the fallback is tested by the rest of the suite there.
 func needStatus(t *testing.T) {
 	t.Helper()
-	if !statusOn() {
+	if !handoff.StatusOn() {
 		t.Skip("this build does not read goroutine statuses (package gstatus is off)")
 	}
 }
 
 // handedOff returns the pool's count of hand-offs of kind.
-func handedOff(kind int) uint64 { return global.counts.handedOff[kind].Load() }
+func handedOff(kind int) uint64 { return global.ho.HandedOff(kind) }
 
 // byReads runs f as subtest "by=statuses" where statuses are read (with
-// handOffBlocked, the kind of hand-off they make), and as "by=counts"
-// with statuses turned off (with handOffOffCPU: the fallback's proof by
-// the runtime's counts, fallback.go).
+// handoff.KindBlocked, the kind of hand-off they make), and as "by=counts"
+// with statuses turned off (with handoff.KindOffCPU: the fallback's proof by
+// the runtime's counts, package handoff, counts.go).
 func byReads(t *testing.T, f func(t *testing.T, kind int)) {
 	t.Run("by=statuses", func(t *testing.T) {
 		needStatus(t)
-		f(t, handOffBlocked)
+		f(t, handoff.KindBlocked)
 	})
 	t.Run("by=counts", func(t *testing.T) {
 		defer gstatus.SetOff(true)()
-		f(t, handOffOffCPU)
+		f(t, handoff.KindOffCPU)
 	})
 }
 
@@ -190,7 +191,7 @@ func TestStatusOffFallsBack(t *testing.T) {
 	guardPool(t, func() {
 		restore := gstatus.SetOff(true)
 		defer restore()
-		before := handedOff(handOffBlocked)
+		before := handedOff(handoff.KindBlocked)
 		var g Group
 		ch := make(chan struct{})
 		for range 2 {
@@ -198,7 +199,7 @@ func TestStatusOffFallsBack(t *testing.T) {
 		}
 		g.Go(func() error { close(ch); return nil })
 		wantNil(t, "Wait()", g.Wait())
-		if d := handedOff(handOffBlocked) - before; d != 0 {
+		if d := handedOff(handoff.KindBlocked) - before; d != 0 {
 			t.Errorf("%d workers handed off as blocked by a status while statuses are off", d)
 		}
 	})
@@ -238,7 +239,7 @@ func TestStatusStartsWithFirstWorker(t *testing.T) {
 		})
 		err := gstatus.Prove()
 		t.Logf("decided after %d fan-outs: %v", rounds, err)
-		if err == nil && !statusOn() {
+		if err == nil && !handoff.StatusOn() {
 			t.Fatal("the check passed, but statuses are not read")
 		}
 	})
@@ -247,7 +248,7 @@ func TestStatusStartsWithFirstWorker(t *testing.T) {
 // TestStatusRampsBlockingFanOut: 64 tasks queued from outside that all
 // block (on a channel closed once all have started) start on goroutines of
 // their own, and a hand-off that finds every other worker blocked also
-// starts a worker for each queued task (handOffBlocked's ramp) instead of
+// starts a worker for each queued task (handoff.KindBlocked's ramp) instead of
 // one replacement each: the ramp is seen to happen. (How many hand-offs it
 // saves depends on whether the workers started last are already blocked
 // when it looks, which a loaded machine decides; so the count is logged,
@@ -259,9 +260,9 @@ func TestStatusRampsBlockingFanOut(t *testing.T) {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			testkit.SetProcs(t, procs)
 			guardPool(t, func() {
-				rampsBefore := global.counts.ramps.Load()
+				rampsBefore := global.ho.Ramps()
 				for round := range 3 { // the first round starts goroutines, the next ones reuse spares
-					before := handedOff(handOffBlocked)
+					before := handedOff(handoff.KindBlocked)
 					var g Group
 					var started atomic.Int32
 					all := make(chan struct{})
@@ -276,9 +277,9 @@ func TestStatusRampsBlockingFanOut(t *testing.T) {
 					}
 					<-all // not Wait, which would run a task itself
 					wantNil(t, "Wait()", g.Wait())
-					t.Logf("round %d: %d blocked workers handed on for %d blocking tasks", round, handedOff(handOffBlocked)-before, n)
+					t.Logf("round %d: %d blocked workers handed on for %d blocking tasks", round, handedOff(handoff.KindBlocked)-before, n)
 				}
-				if global.counts.ramps.Load() == rampsBefore {
+				if global.ho.Ramps() == rampsBefore {
 					t.Errorf("three fan-outs of %d blocking tasks, and no hand-off ramped up", n)
 				}
 			})
@@ -330,20 +331,21 @@ func TestStatusRuntimeWaitHandedOnAfterBound(t *testing.T) {
 // TestStatusSparesPatientWait: a Wait that waits in its worker's place
 // (worker.waitPatiently) reads blocked, on a channel, for as long as it
 // waits; it is waiting on purpose, for a bounded time, and the status
-// checks must leave its place alone (blockedFor), where they would hand on
+// checks must leave its place alone (handoff's Slot.blockedFor), where they would hand on
 // a worker whose task read blocked this long. The test makes the checks
-// itself (the monitor is off, see whilePatient), one round after another
-// until two rounds have been more than the checks' gap apart.
+// itself (the monitor is off, see whilePatient), as a poster that finds
+// the pool saturated would, one after another for a millisecond: twenty
+// times the least gap between two reads that find a worker blocked.
 func TestStatusSparesPatientWait(t *testing.T) {
 	needStatus(t)
 	whilePatient(t, func() {
-		before := handedOff(handOffBlocked)
-		first := nanotime()
-		testkit.WaitUntil(t, "two rounds of checks more than the gap apart", func() bool {
-			global.handOffBlocked(global.scanned(), current())
-			return nanotime()-first > 2*int64(blockedGap)
+		before := handedOff(handoff.KindBlocked)
+		first := time.Now()
+		testkit.WaitUntil(t, "a millisecond of checks", func() bool {
+			global.ho.Saturated(0, &current().rec)
+			return time.Since(first) > time.Millisecond
 		})
-		if n := handedOff(handOffBlocked) - before; n != 0 || detachedFor(detachMonitor) != 0 {
+		if n := handedOff(handoff.KindBlocked) - before; n != 0 || detachedFor(detachHandOff) != 0 {
 			t.Errorf("the checks handed on %d workers, with a Wait waiting in its worker's place", n)
 		}
 	})

@@ -10,9 +10,6 @@ import (
 // bug in it as a hang (which the hang guard reports with a goroutine
 // dump), not as a delay that no test measures.
 //
-//   - monitorOff: watch starts no monitor, so no stuck worker is detached
-//     and no slot is refilled by it. A task that only the monitor would
-//     have found stays queued.
 //   - lingerOff: an idle worker sleeps until it is woken instead of for
 //     linger. Otherwise a sleeper that nobody woke wakes at the end of its
 //     linger, and the last look at the queues it takes before it retires
@@ -33,7 +30,6 @@ import (
 // Tests set them while the pool is idle and clear them before it must
 // retire (see the tests in rescue_test.go).
 var (
-	monitorOff      atomic.Bool
 	lingerOff       atomic.Bool
 	submitPollOff   atomic.Bool
 	patienceLong    atomic.Bool

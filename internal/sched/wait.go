@@ -197,12 +197,12 @@ func (w *worker) takeJoined(g *Group, joined func(*task) bool) *task {
 // tasks, ours included (our deque stays in the scan set), so the pool is
 // one worker short for at most joinPatience, and no longer: a Wait that
 // still finds nothing blocks. The monitor does not take w for blocked in
-// a task meanwhile (worker.patient, blockedFor). Only when another worker
+// a task meanwhile (handoff.Slot.SetPatient). Only when another worker
 // can run (the pool's size is above one).
 func (w *worker) waitPatiently(g *Group) {
-	w.patient.Store(true)
+	w.rec.SetPatient(true)
 	g.parkDoneFor(patience())
-	w.patient.Store(false)
+	w.rec.SetPatient(false)
 }
 
 // A goroutine that is not a worker (a request handler, main) runs tasks of

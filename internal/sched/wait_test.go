@@ -207,9 +207,9 @@ func whilePatient(t *testing.T, during func()) {
 		runWaiter(t, "worker", func() {
 			me := current()
 			var g Group
-			goElsewhere(t, &g, "the Wait waits in its worker's place", me.patient.Load, during)
+			goElsewhere(t, &g, "the Wait waits in its worker's place", me.rec.Patient, during)
 			wantNil(t, "g.Wait()", g.Wait())
-			if me.patient.Load() {
+			if me.rec.Patient() {
 				t.Errorf("the worker still reads patient after its Wait returned")
 			}
 		})

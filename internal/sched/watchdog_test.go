@@ -181,7 +181,7 @@ func TestWatchdogRestarts(t *testing.T) {
 			g.Go(func() error { started.Add(1); <-gate; return nil })
 		}
 		testkit.WaitUntil(t, "every worker blocked, the watchdog gone, no extra worker", func() bool {
-			return started.Load() == int64(procs) && !global.watching.Load() && global.live.Load() == int32(procs)
+			return started.Load() == int64(procs) && !global.ho.Watching() && global.live.Load() == int32(procs)
 		})
 		g.Go(func() error { close(gate); return nil })
 		<-gate // not Wait, which could run the task itself

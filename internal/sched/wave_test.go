@@ -103,7 +103,7 @@ func waveRuns() []waveRun {
 // hang guard fails the child with a goroutine dump. So does one whose
 // blocked workers are handed on one at a time: the clients keep every CPU
 // busy, so that on the fallback the runtime's counts cannot prove the
-// attached workers blocked (see monitor.handOffEvident), and a hand-off
+// attached workers blocked (see package handoff: monitor.rampOnEvidence), and a hand-off
 // per unprovenWait would take minutes.
 func TestBlockingWave(t *testing.T) {
 	if os.Getenv(childVar) == "wave" {

@@ -1,13 +1,13 @@
 package sched
 
 import (
-	stdatomic "sync/atomic"
 	"unsafe"
 
 	"github.com/go-steal/steal/internal/deque"
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
 	"github.com/go-steal/steal/internal/gstatus"
+	"github.com/go-steal/steal/internal/sched/handoff"
 	"github.com/go-steal/steal/internal/sleep"
 )
 
@@ -26,43 +26,24 @@ type worker struct {
 	// occupied is guarded by pool.mu.
 	occupied bool
 
-	// seq tells the monitor and the posters (watchdog.go, status.go)
-	// where the occupant is: twice the number of tasks started in this
-	// slot (started, the occupant's own copy), plus one while a task runs
-	// on the goroutine. Stored by the occupant when a task starts and when
-	// it ends (execute, endTask), so it changes with every task, and an
-	// even value means the worker is in the scheduler's own code, between
-	// tasks, where it never counts as blocked. detachedBy holds the
-	// reasons the slot is detached (detach.go); written under pool.mu,
-	// loaded by the occupant without it.
-	seq        atomic.Uint32
+	// rec is the slot as the hand-off sees it (package handoff): the
+	// occupant tells it where it is, a task's start and end (execute,
+	// endTask), and the hand-off's detectors and monitor read it. started
+	// is the number of tasks started in the slot, the occupant's own
+	// count. detachedBy holds the reasons the slot is detached
+	// (detach.go); written under pool.mu, loaded by the occupant without
+	// it.
+	rec        handoff.Slot
 	started    uint32
 	detachedBy atomic.Uint32
 
-	// The occupant goroutine's status handle (status.go), stored when it
-	// takes the slot; nil while statuses are not read.
-	handle stdatomic.Pointer[gstatus.Handle]
 	// labels is the address of the occupant's own profiler labels
 	// (gstatus.LabelsWord), set when it takes the slot, or nil: the
 	// occupant alone loads from it (worker.wears, labels.go).
 	labels *unsafe.Pointer
-	// seen is the mark of the last read that found the occupant blocked
-	// in a task (see worker.blockedFor), shared by the monitor and the
-	// posters: seq<<32 | the time of that read. 0: none.
-	seen stdatomic.Uint64
-	// still is the fallback's mark, where statuses are not read: seq<<32
-	// | the time of the first look that found the occupant in that task
-	// (see Pool.checkStuck), shared by the monitor and the posters.
-	still stdatomic.Uint64
-	// posts counts this worker's pushes: a saturated push whose count is
-	// a multiple of checkEvery reads the workers' statuses
-	// (Pool.saturated).
+	// posts counts this worker's pushes, the poster's own count that
+	// handoff.Handoff.Saturated asks for.
 	posts uint32
-
-	mon monMarks // the monitor's alone (watchdog.go)
-	// patient: parked in a Wait's patience (waitPatiently), written by the
-	// occupant, read by the monitor and posters (blockedFor).
-	patient atomic.Bool
 
 	rng   uint64
 	free  []*task
@@ -87,37 +68,39 @@ type worker struct {
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
 	queuedFn   func() bool // whether pool.queued() > 0, bound once
 
-	st    counts    // the slot's counts so far, over all its occupants (stats.go)
-	shown counts    // what pub holds
-	pub   published // for readers: see stats.go
+	st    slotCounts // the slot's counts so far, over all its occupants (stats.go)
+	shown slotCounts // what pub holds
+	pub   published  // for readers: see stats.go
 }
 
 // run is the body of a worker goroutine: it serves slot w, then waits as a
-// spare (spare.go) for another slot, until its spare linger passes.
+// spare (handoff.Spares) for another slot, until its linger passes.
 func (w *worker) run(idle sleep.Idle) {
 	clearLabels()
 	p := w.pool
-	self := selfHandle()
-	var sp *spare
+	handle := handoff.SelfHandle()
+	var sp *handoff.Spare[assignment]
 	for {
-		if !w.serve(idle, self) {
+		if !w.serve(idle, handle) {
 			return
 		}
 		if sp == nil {
-			sp = &spare{park: xsync.NewParker()}
+			sp = handoff.NewSpare[assignment]()
 		}
-		if w, idle = p.spares.wait(sp); w == nil {
+		a, ok := p.spares.Wait(sp)
+		if !ok {
 			return
 		}
+		w, idle = a.w, a.idle
 	}
 }
 
 // serve runs tasks in slot w until the goroutine gives the slot up, when
 // it reports true, or until a task ended it with runtime.Goexit, after
 // which it does not return.
-func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
+func (w *worker) serve(idle sleep.Idle, handle *gstatus.Handle) (released bool) {
 	workers.Register(w)
-	w.handle.Store(self)
+	w.rec.SetHandle(handle)
 	w.labels = gstatus.LabelsWord()
 	w.looking = true
 	defer func() {
@@ -141,7 +124,7 @@ func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 			w.publish()
 			idle = p.sleep.StartLooking(w.index)
 			w.looking = true
-			if w.detachedBy.Load()&detachMonitor != 0 {
+			if w.detachedBy.Load()&detachHandOff != 0 {
 				// Detached by the monitor, and no task left to take:
 				// another worker has our place, so leave (see detach.go).
 				if released = w.retire(&idle); released {
@@ -150,7 +133,7 @@ func (w *worker) serve(idle sleep.Idle, self *gstatus.Handle) (released bool) {
 			}
 			continue
 		}
-		if w.detachedBy.Load()&detachMonitor != 0 {
+		if w.detachedBy.Load()&detachHandOff != 0 {
 			// Started detached by the monitor's ramp, and no task left.
 			if released = w.retire(&idle); released {
 				return true
@@ -184,9 +167,9 @@ func (w *worker) replace() {
 	w.goexit = false
 	w.depth = 0
 	w.running = 0
-	// Between tasks (see worker.seq): the slot's next status reads are of
-	// the new goroutine, which is not in the task that ended.
-	w.seq.Store(w.started << 1)
+	// Between tasks: the slot's next status reads are of the new
+	// goroutine, which is not in the task that ended.
+	w.rec.Leave(w.started, false)
 	w.settle()
 	w.publish()
 	w.pool.countReplace()
@@ -214,9 +197,8 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 	}
 	if p.full() {
 		// Saturated, or about to be: the other workers may all be
-		// blocked (see status.go), and this one runs a task next.
-		p.checkWorkers(w)
-		p.watch()
+		// blocked, and this one runs a task next.
+		p.ho.Saturated(0, &w.rec)
 		return
 	}
 	// Tasks left behind may be anywhere: each worker that took a batch from
@@ -225,9 +207,9 @@ func (w *worker) foundWork(idle *sleep.Idle) {
 	if w.dq.Len() > 0 || p.inj.nonEmpty() || w.victim != nil && w.victim.dq.Len() > 0 || p.queued() > 0 {
 		// spawn refuses when GOMAXPROCS went down since the size was
 		// sampled: then the pool is saturated after all, and only the
-		// watchdog can tell whether these tasks' workers are blocked.
+		// hand-off can tell whether these tasks' workers are blocked.
 		if !p.spawn() {
-			p.saturated(0)
+			p.ho.Saturated(0, nil)
 		}
 	}
 }
@@ -409,7 +391,7 @@ func (w *worker) execute(t *task, own *int64) {
 	f, g, injected := t.fn, t.g.Load(), t.injected
 	w.freeTask(t)
 	w.started++
-	w.seq.Store(w.started<<1 | 1) // in a task: see worker.seq
+	w.rec.Enter(w.started)
 	if g != w.cur {
 		// Before running a task of another group, which may run long or
 		// block, settle the completions of the previous group, whose Wait
@@ -440,20 +422,13 @@ func (w *worker) execute(t *task, own *int64) {
 	w.afterTask(g, admitted, injected, own)
 }
 
-// endTask tells the monitor and the posters that the task execute started
-// has ended (see worker.seq): the worker is back in the scheduler's code,
-// unless a task below it on the goroutine (one whose Wait or Go ran this
-// one) goes on. Before afterTask, which may take locks and wake waiters.
-// A task that ends the goroutine with runtime.Goexit does not come back
-// here: the statuses of its dead goroutine read as unknown, and its
-// replacement stores its own handle.
-func (w *worker) endTask() {
-	in := uint32(0)
-	if w.depth > 0 {
-		in = 1
-	}
-	w.seq.Store(w.started<<1 | in)
-}
+// endTask tells the hand-off that the task execute started has ended: the
+// worker is back in the scheduler's code, unless a task below it on the
+// goroutine (one whose Wait or Go ran this one) goes on. Before afterTask,
+// which may take locks and wake waiters. A task that ends the goroutine
+// with runtime.Goexit does not come back here: the statuses of its dead
+// goroutine read as unknown, and its replacement stores its own handle.
+func (w *worker) endTask() { w.rec.Leave(w.started, w.depth > 0) }
 
 // afterTask accounts for the end of a task of g that ran on w; admitted
 // tells whether it held one of g's running slots, injected whether it came
@@ -473,10 +448,10 @@ func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 	if admitted {
 		g.stopRunning()
 	}
-	if w.depth > 0 && w.detachedBy.Load()&detachMonitor != 0 {
+	if w.depth > 0 && w.detachedBy.Load()&detachHandOff != 0 {
 		// A nested task the monitor saw stuck is over, and the task below
 		// it goes on (see detach.go).
-		w.reattach(detachMonitor)
+		w.reattach(detachHandOff)
 	}
 	if own != nil && !admitted && g.limit <= 0 {
 		*own++
@@ -539,8 +514,8 @@ func (w *worker) block() {
 	// Tasks may also be queued later, by workers that are not blocked, with
 	// no spawn to follow if those block too: the monitor tops the pool up
 	// to capacity while it is saturated. The workers left may be blocked
-	// already: read their statuses now (status.go).
-	p.saturated(0)
+	// already: have them checked now.
+	p.ho.Saturated(0, nil)
 }
 
 // unblock ends block. Workers above capacity retire when next idle.

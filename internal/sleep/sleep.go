@@ -39,15 +39,6 @@ var (
 	testHookWakeLock func()
 )
 
-// The default search rounds, Rounds and SpinRounds (rounds.go) in normal
-// builds, and their starting values under the interleaving explorer; and
-// the default SpinFor of normal builds.
-const (
-	defaultRounds     = 32
-	defaultSpinRounds = 8
-	defaultSpinFor    = 10 * time.Microsecond
-)
-
 // Sleep coordinates the idle workers of one pool. Worker i owns sleeper
 // slot i: only worker i calls StartLooking, NoWorkFound, WorkFound and
 // StopLooking with index i. Any goroutine may post jobs and wake workers.

@@ -1,4 +1,4 @@
-package sched
+package handoff
 
 import (
 	"sync"
@@ -7,15 +7,14 @@ import (
 	"github.com/go-steal/steal/internal/rtcount"
 )
 
-// Blocking detection where statuses are not read (gstatus.On is false):
-// the runtime's counts. Without a goroutine's own status, the scheduler
-// still knows, from the task sequence numbers, which workers have stood
-// still in one task, and the runtime's metrics (package rtcount) say how
-// many processors run Go code ("running": a goroutine, or the scheduler
-// looking for one) and how many goroutines wait for one ("runnable"). A
-// worker that stood still and is neither running nor runnable is blocked
-// (or in a system call, which counts the same: its P is not running Go
-// code). So when
+// Proven off the CPU: the second detector, where statuses are not read.
+// Without a goroutine's own status, the hand-off still knows, from the
+// still marks, which workers have stood still in one task, and the
+// runtime's metrics (package rtcount) say how many processors run Go code
+// ("running": a goroutine, or the scheduler looking for one) and how many
+// goroutines wait for one ("runnable"). A worker that stood still and is
+// neither running nor runnable is blocked (or in a system call, which
+// counts the same: its P is not running Go code). So when
 //
 //	k = stuck - (running - 1) - runnable + idle > 0
 //
@@ -25,11 +24,8 @@ import (
 // idle are the pool's workers awake and looking for work, which are
 // running or runnable and not stuck (read before and after the counts, the
 // smaller of the two). When the proof counts (signals.offCPU says when),
-// checkStuck hands on the k that have stood still longest and, when every
-// other attached worker is proven off the CPU, ramps up as the status
-// reads do (a fan-out of blocking calls). A worker stands still when two
-// looks at least stillGap apart found it in the same task (the marks in
-// worker.still, shared by every looker).
+// handOnOffCPU hands on the k that have stood still longest and, when
+// every other attached worker is proven off the CPU, ramps up.
 //
 // The bound holds whatever else the process runs: a worker that waits for
 // a CPU is runnable, one whose thread the operating system does not run
@@ -49,38 +45,24 @@ import (
 // parked in an assist is released when the mark ends, so a check made
 // between two cycles sees it running or runnable; a storm of collections
 // leaves such moments between every two cycles, and the monitor's bound
-// (watchdog.go: handOffLong) covers a task that stands still through all
-// of them. A cycle that takes longer than stillGap to start (its goroutine
+// (monitor.boundLong) covers a task that stands still through all of
+// them. A cycle that takes longer than stillGap to start (its goroutine
 // waits for a CPU: more processors than CPUs, a busy machine) can still
 // get a waiting worker handed on: statuses tell that wait from a block,
 // the counts cannot. It costs the pool a goroutine until the task ends, as
 // a blocking task would.
 //
-// Checks are made by the posters that find the pool saturated, as with
-// statuses read (Pool.saturated, worker.foundWork), at most one per
-// blockedGap for the whole pool (Pool.checkedAt), and by the monitor on
-// each tick and, while it yields for the next, every recheckEvery
-// (monitor.wait). A check reads the counts only when some worker stood
-// still: about 100 ns under the runtime's scheduler lock, and 500 ns more
-// when they prove a worker off the CPU.
+// A check reads the counts only when some worker stood still: about
+// 100 ns under the runtime's scheduler lock, and 500 ns more when they
+// prove a worker off the CPU.
 
-// stillGap: the least time between two looks that find a worker in the
-// same task for it to count as stuck on the fallback. As blockedGap: a
-// task that waits often and briefly is not handed on for it.
-const stillGap = 50 * time.Microsecond
-
-// settle: for how long after a check finds that the collector stopped the
-// world a proof must be made twice (signals.offCPU).
-const settle = time.Millisecond
-
-// signals reads the runtime's counts for the pool (package rtcount): the
-// fallback's checks, and the monitor's pace and bounds. One reader at a
-// time: a Reader reuses its samples, and the runtime serializes its reads
-// of metrics on a semaphore, which parks a goroutine that finds it taken;
-// a worker parked there in the middle of a task (a Go in a task checks
-// the workers) would look off the CPU to the reader that holds it. So the
-// posters skip a check while another goroutine reads (offCPU), and the
-// monitor waits for its turn (read, running).
+// signals reads the runtime's counts for the hand-off (package rtcount).
+// One reader at a time: a Reader reuses its samples, and the runtime
+// serializes its reads of metrics on a semaphore, which parks a goroutine
+// that finds it taken; a worker parked there in the middle of a task (a
+// Go in a task checks the workers) would look off the CPU to the reader
+// that holds it. So the posters skip a check while another goroutine
+// reads (offCPU), and the monitor waits for its turn (read, running).
 type signals struct {
 	mu sync.Mutex
 	r  rtcount.Reader
@@ -133,7 +115,7 @@ func (s *signals) running() (running, runnable int, ok bool) {
 // The cheap read of the running and runnable goroutines comes first; only
 // when it proves some worker off the CPU are all the counts read again,
 // the collector's with them, so that the proof and the collector's state
-// are of one moment. And in the settle after a read found that the
+// are of one moment. And in the stopSettle after a read found that the
 // collector had stopped the world, a proof counts only when a check at
 // least stillGap later makes it again, with no stop in between: besides
 // its assists, the collector blocks goroutines that allocate while it
@@ -170,7 +152,7 @@ func (s *signals) offCPU(stuck int, idle func() int, now int64) int {
 		s.proofAt = 0
 		return 0
 	}
-	if time.Duration(now-s.stopsAt) < settle {
+	if time.Duration(now-s.stopsAt) < stopSettle {
 		if s.proofAt == 0 || s.proofAt < s.stopsAt {
 			// The first proof, or the first since a stop.
 			s.proofAt = now
@@ -183,90 +165,48 @@ func (s *signals) offCPU(stuck int, idle func() int, now int64) int {
 	return k
 }
 
-// stuckWorker is a worker checkStuck found in one task for stillGap or
-// longer: its seq, and since when.
-type stuckWorker struct {
-	w     *worker
-	seq   uint32
-	since uint32 // nanotime >> 10, as in worker.still
+// awakeIdle returns the number of the pool's workers awake and looking
+// for work.
+func (h *Handoff) awakeIdle() int {
+	_, awake := h.pool.Idle()
+	return awake
 }
 
-// handOnLongest hands on the k workers of stuck that have stood still
-// longest: detaches them (not one that moved on meanwhile: Pool.detach
-// checks its seq), counts them as handed on for kind, and starts a
-// goroutine in each one's place. It returns how many it handed on, and
-// reorders stuck: those it handed on come first.
-func (p *Pool) handOnLongest(stuck []stuckWorker, k, kind int) (detached int) {
-	// A few workers: insertion sort, oldest first.
-	for i := 1; i < len(stuck); i++ {
-		for j := i; j > 0 && int32(stuck[j].since-stuck[j-1].since) < 0; j-- {
-			stuck[j], stuck[j-1] = stuck[j-1], stuck[j]
-		}
-	}
-	for i, s := range stuck[:min(k, len(stuck))] {
-		if p.detach(s.w, detachMonitor, s.seq) {
-			stuck[detached], stuck[i] = s, stuck[detached]
-			detached++
-		}
-	}
-	if detached > 0 {
-		p.counts.handedOff[kind].Add(uint64(detached))
-		p.spawnUpTo(detached)
-	}
-	return detached
-}
-
-// awakeIdle returns the number of p's workers awake and looking for work.
-func (p *Pool) awakeIdle() int { return p.sleep.Load().AwakeIdle() }
-
-// checkStuck is the fallback's check (see above): it marks the attached
-// workers of active (all but self, the calling worker or nil), and hands
-// on those the counts prove off the CPU. It returns how many it detached,
-// and how many workers it found in a task for the first time (fresh
-// marks: the next check may find them stuck).
-func (p *Pool) checkStuck(active []*worker, self *worker, now int64) (detached, fresh int) {
-	var buf [16]stuckWorker
+// handOnOffCPU is the fallback's check (see above): it marks the attached
+// workers of active (all but self), and hands on those the counts prove
+// off the CPU. It returns how many it handed on, and how many workers it
+// found in a task for the first time (fresh marks: the next check may
+// find them stuck).
+func (h *Handoff) handOnOffCPU(active []*Slot, self *Slot, now int64) (n, fresh int) {
+	var buf [16]stuckSlot
 	stuck := buf[:0]
 	others := 0
-	t := uint32(now >> 10)
-	for _, w := range active {
-		if w == self {
+	for _, s := range active {
+		if s == self {
 			continue
 		}
 		others++
-		s := w.seq.Load()
-		if s&1 == 0 {
+		seq := s.seq.Load()
+		if seq&1 == 0 {
 			continue // between tasks
 		}
-		m := w.still.Load()
-		if uint32(m>>32) != s {
-			// The first look at this task. As in worker.seen: seq in the
-			// high half, the time in units of 1,024 ns in the low half
-			// (s is odd, so a mark is never 0).
-			w.still.Store(uint64(s)<<32 | uint64(t))
+		since, first := s.still.look(seq, now)
+		if first {
 			fresh++
-			continue
-		}
-		since := uint32(m)
-		if time.Duration(int32(t-since))<<10 >= stillGap {
-			stuck = append(stuck, stuckWorker{w, s, since})
+		} else if since.age(now) >= stillGap {
+			stuck = append(stuck, stuckSlot{s, seq, since})
 		}
 	}
 	if len(stuck) == 0 {
 		return 0, fresh
 	}
-	k := p.signals.offCPU(len(stuck), p.awakeIdle, now)
+	k := h.signals.offCPU(len(stuck), h.awakeIdle, now)
 	if k == 0 {
 		return 0, fresh
 	}
-	if detached = p.handOnLongest(stuck, k, handOffOffCPU); detached == 0 {
-		return 0, fresh
+	if n = h.handOn(stuck, k, KindOffCPU); n > 0 && k >= others {
+		// Every other attached worker is off the CPU.
+		h.ramp()
 	}
-	if k >= others {
-		// Every other attached worker is off the CPU: the ramp (see
-		// status.go, handOffBlocked).
-		p.counts.ramps.Add(1)
-		p.spawnExtra(p.queued() - p.sleep.Load().Inactive())
-	}
-	return detached, fresh
+	return n, fresh
 }

@@ -1,4 +1,4 @@
-package sched
+package handoff
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ func (f *fakeCounts) Running() (running, runnable int, ok bool) {
 
 // TestOffCPUProof walks signals.offCPU through the rules of the
 // fallback's proof with counts it is given: who counts as off the CPU;
-// that a proof counts at once, except in the settle after a check found
+// that a proof counts at once, except within stopSettle after a check found
 // that the collector stopped the world, when it counts only once a check
 // at least stillGap later makes it again with no stop in between; and
 // that nothing counts while the collector marks.
@@ -50,7 +50,7 @@ func TestOffCPUProof(t *testing.T) {
 	check(now+2*gap, 3, 2, "an idle worker among the running")
 	idle = 0
 
-	// The collector stopped the world: in the settle, twice.
+	// The collector stopped the world: within stopSettle, twice.
 	now += 3 * gap
 	f.c.Stops = 10
 	check(now, 3, 0, "the first proof after a stop")
@@ -68,17 +68,17 @@ func TestOffCPUProof(t *testing.T) {
 	f.c.Marking = true
 	check(stop+2*gap, 3, 0, "while the collector marks")
 	f.c.Marking = false
-	check(stop+3*gap, 3, 0, "the first proof after the collector marked, in the settle")
+	check(stop+3*gap, 3, 0, "the first proof after the collector marked, within stopSettle")
 	check(stop+4*gap, 3, 1, "made again after it")
 
-	// The settle over: at once again, after a check that proved nothing.
+	// stopSettle over: at once again, after a check that proved nothing.
 	f.c.Runnable = 2
-	check(stop+int64(settle), 3, 0, "no proof")
+	check(stop+int64(stopSettle), 3, 0, "no proof")
 	f.c.Runnable = 1
-	check(stop+int64(settle)+1, 3, 1, "a first proof after the settle")
+	check(stop+int64(stopSettle)+1, 3, 1, "a first proof after stopSettle")
 
 	// Another goroutine reads the counts: the check does not wait.
 	s.mu.Lock()
-	check(stop+2*int64(settle), 3, 0, "while another goroutine reads the counts")
+	check(stop+2*int64(stopSettle), 3, 0, "while another goroutine reads the counts")
 	s.mu.Unlock()
 }

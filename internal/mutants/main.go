@@ -121,6 +121,8 @@ var (
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
 	offCPUProof = check{"handoff: the fallback's proof that workers are off the CPU, rule by rule",
 		[]string{"-run", "TestOffCPUProof", "./internal/sched/handoff"}, nil}
+	exploreWatch = check{"explorer: the monitor's flag given up against posters (handoff)",
+		[]string{"-tags", "explore", "-run", "TestExploreWatch", "./internal/sched/handoff"}, nil}
 	handOnRules = check{"handoff: the fallback's check and the hand-off's order, on a pool of its own",
 		[]string{"-run", "TestFallbackHandsOnProvenWorkers|TestFallbackNeedsProof|TestHandOnOldestFirst", "./internal/sched/handoff"}, nil}
 	statusFirstUse = check{"sched: the status check starts with the pool's first worker, in a process of its own",
@@ -701,6 +703,13 @@ var mutants = []mutant{
 		file:  "internal/sched/handoff/counts.go",
 		edits: []edit{{"\treturn k\n}\n", "\treturn 0 * k\n}\n"}},
 		check: statusPoster,
+	},
+	{
+		name:  "monitor-exit-look-first",
+		bug:   "the exiting monitor looks at the queues before it gives its flag up: a task queued in between is left with no monitor",
+		file:  "internal/sched/handoff/monitor.go",
+		edits: []edit{{"\th.watching.Store(false)\n\tif h.pool.Queued() == 0 ||", "\tempty := h.pool.Queued() == 0\n\th.watching.Store(false)\n\tif empty ||"}},
+		check: exploreWatch,
 	},
 	{
 		name:  "fallback-no-still-gap",

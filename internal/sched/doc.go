@@ -186,6 +186,9 @@
 //     interleaving of a worker retiring, parking as a spare and being
 //     handed the next slot: TestExploreSched (retire-reuse).
 //   - Spares are reused, and leave: TestSparesReused (handoff_test.go).
+//   - No task is left queued with no monitor: under every interleaving of
+//     the monitor giving its flag up with posters, TestExploreWatch
+//     (package handoff).
 //   - Workers retire and the monitor exits by themselves, and no
 //     goroutine leaks: TestPoolRetiresAfterWait, TestPoolRetiresWithoutWait,
 //     TestLifecycleBurstRetires (lifecycle_test.go),

@@ -18,13 +18,15 @@ func (m *monitor) tickStatus() {
 // workers the runtime's counts prove off the CPU (handOnOffCPU), at once,
 // and the others on the evidence of those handed on before
 // (rampOnEvidence) or after the bounds (boundOffProc, boundLong). The
-// monitor yields for its next tick only after a check that found a worker
-// in a new task: the next tick may prove it off the CPU (a blocking wave
+// monitor yields for its next tick only after a tick that found a worker
+// in a new task (its sample, or the check, made the task's first still
+// mark): the next tick may prove it off the CPU (a blocking wave
 // starting); otherwise it waits for its timer, and the posters' checks
-// come in between.
+// come in between. (The sample marks before the check looks, so counting
+// only the check's fresh marks, the tempting version, never yields.)
 func (m *monitor) tickFallback() {
 	n, fresh := m.h.handOnOffCPU(m.active, nil, m.now)
-	m.yieldNext = fresh > 0 && m.cpusFree()
+	m.yieldNext = m.fresh+fresh > 0 && m.cpusFree()
 	if n == 0 && m.rampOnEvidence() == 0 && m.boundOffProc() == 0 {
 		m.boundLong()
 	}

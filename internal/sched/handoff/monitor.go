@@ -133,6 +133,7 @@ type monitor struct {
 	now     int64   // nanotime
 	active  []*Slot // the attached workers
 	stuck   int     // workers of active whose seq has not moved since the last tick
+	fresh   int     // workers of active this sample saw first in their task (a new still mark)
 	flowing bool    // every worker of active started flowTasks tasks or more since the last tick
 	procs   int     // GOMAXPROCS
 	queued  int     // tasks queued
@@ -201,7 +202,7 @@ func (m *monitor) sample() {
 	m.gen++
 	m.now = nanotime()
 	m.active = p.Attached()
-	m.stuck, m.flowing = sampleStuck(m.active, m.gen, m.now)
+	m.stuck, m.fresh, m.flowing = sampleStuck(m.active, m.gen, m.now)
 	m.procs = p.Procs()
 	m.queued = p.Queued()
 }
@@ -249,15 +250,26 @@ func (m *monitor) exit() bool {
 	if m.quiet < watchQuiet || time.Since(m.quietSince) < watchLinger || m.queued != 0 {
 		return false
 	}
-	// A poster that saw watching true after our last check did not start
-	// another monitor, so clear the flag first, then look once more: if
-	// the pool is saturated again, take the flag back and carry on (see
-	// watchNow).
+	if h.stopWatching() {
+		return true
+	}
+	m.quiet, m.period = 0, watchTick
+	return false
+}
+
+// stopWatching gives the monitor's flag up, and reports true, unless
+// tasks are queued when it looks after that: then it has taken the flag
+// back (false), and the monitor carries on. A poster that saw watching
+// true after the monitor's last check did not start another monitor, so
+// the flag is cleared first, then the queues looked at (see watchNow).
+// The tempting order, look then clear, strands a task: the monitor finds
+// nothing queued, a poster queues and sees the flag still set, and the
+// monitor clears it and exits with the task queued and nobody watching.
+func (h *Handoff) stopWatching() bool {
 	h.watching.Store(false)
 	if h.pool.Queued() == 0 || !h.watching.CompareAndSwap(false, true) {
 		return true
 	}
-	m.quiet, m.period = 0, watchTick
 	return false
 }
 
@@ -301,28 +313,31 @@ type monMarks struct {
 
 // sampleStuck updates the monitor's marks of the slots in active with their
 // seq for sample gen, taken at now, marks the still marks of those in a
-// task, and returns how many have not moved since the previous sample. A
-// slot whose marks are not from sample gen-1 (it was not attached then)
-// starts over.
+// task, and returns how many have not moved since the previous sample, and
+// how many it found first in their task (fresh: no looker had marked the
+// task yet). A slot whose marks are not from sample gen-1 (it was not
+// attached then) starts over.
 //
 // flowing reports whether every slot of active has started flowTasks
 // tasks or more since the previous sample: the work flows. A worker that
 // has started only one may be blocked in it.
-func sampleStuck(active []*Slot, gen uint64, now int64) (stuck int, flowing bool) {
+func sampleStuck(active []*Slot, gen uint64, now int64) (stuck, fresh int, flowing bool) {
 	flowing = len(active) > 0
 	for _, s := range active {
 		seq := s.seq.Load()
-		fresh := s.mon.gen != gen-1 // no marks from the sample before
-		if fresh || seq-s.mon.seq < 2*flowTasks {
+		unseen := s.mon.gen != gen-1 // no marks from the sample before
+		if unseen || seq-s.mon.seq < 2*flowTasks {
 			flowing = false
 		}
-		if !fresh && seq == s.mon.seq {
+		if !unseen && seq == s.mon.seq {
 			stuck++
 		}
 		s.mon.seq, s.mon.gen = seq, gen
 		if seq&1 == 1 {
-			s.still.look(seq, now)
+			if _, first := s.still.look(seq, now); first {
+				fresh++
+			}
 		}
 	}
-	return stuck, flowing
+	return stuck, fresh, flowing
 }

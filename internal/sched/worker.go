@@ -125,7 +125,7 @@ func (w *worker) serve(idle sleep.Idle, handle *gstatus.Handle) (released bool) 
 			idle = p.sleep.StartLooking(w.index)
 			w.looking = true
 			if w.detachedBy.Load()&detachHandOff != 0 {
-				// Detached by the monitor, and no task left to take:
+				// Handed on (detached by the hand-off), and no task left to take:
 				// another worker has our place, so leave (see detach.go).
 				if released = w.retire(&idle); released {
 					return true
@@ -134,7 +134,7 @@ func (w *worker) serve(idle sleep.Idle, handle *gstatus.Handle) (released bool) 
 			continue
 		}
 		if w.detachedBy.Load()&detachHandOff != 0 {
-			// Started detached by the monitor's ramp, and no task left.
+			// Started detached by the hand-off's ramp, and no task left.
 			if released = w.retire(&idle); released {
 				return true
 			}
@@ -449,7 +449,7 @@ func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 		g.stopRunning()
 	}
 	if w.depth > 0 && w.detachedBy.Load()&detachHandOff != 0 {
-		// A nested task the monitor saw stuck is over, and the task below
+		// A nested task the hand-off found stuck is over, and the task below
 		// it goes on (see detach.go).
 		w.reattach(detachHandOff)
 	}

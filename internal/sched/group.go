@@ -302,12 +302,18 @@ func (g *Group) acquireOutside() {
 		}
 		if i < submitPolls+submitSpins && spin {
 			// A worker may be about to take the queued tasks: let it have
-			// this CPU for a moment rather than park. Gosched, so that
-			// with an idle P the runtime starts a thread for whichever
-			// of us it runs first: the worker and this Go then run at
-			// once, as under errgroup. A few yields per full limit, and
-			// only while the count is at the limit.
-			xsync.Gosched()
+			// this CPU for a moment rather than park. A few yields per
+			// full limit, and only while the count is at the limit. Yield
+			// (the P's own run queue), not Gosched: Gosched puts this Go
+			// on the global queue and, with a P idle, wakes a thread for
+			// it, which the system often places on the CPU of its waker,
+			// where it waits for the kernel's tick while the other CPU
+			// idles. Measured on 2 CPUs (BENCHMARKS.md, "The outside Go's
+			// yield at a full limit"): with Gosched, 100k tiny tasks
+			// under SetLimit(2) fell into a mode 2–3 times slower in a
+			// run out of three, and the I/O service shape under a limit
+			// took 1.29 times errgroup's time per request.
+			xsync.Yield()
 			continue
 		}
 		if g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit }) {

@@ -2,7 +2,7 @@
 
 package sleep
 
-import _ "unsafe" // for go:linkname
+import "github.com/go-steal/steal/internal/explore/xsync"
 
 // Rounds is how many fruitless searches a worker makes before it
 // announces that it is getting sleepy. After each of the first SpinRounds
@@ -25,10 +25,6 @@ const (
 // for as long as 24 trips through the runtime's scheduler take.
 const SpinFor = defaultSpinFor
 
-// yield lets the goroutines waiting in the caller's P's local run queue run
-// first, and puts the caller at that queue's tail: the runtime's goyield,
-// which it exports for this use. It wakes no thread. Idle.yield says when a
-// search round uses it.
-//
-//go:linkname yield runtime.goyield
-func yield()
+// yield is xsync.Yield (the runtime's goyield: it wakes no thread).
+// Idle.yield says when a search round uses it.
+func yield() { xsync.Yield() }

@@ -4,8 +4,8 @@
 // concurrency core (a mutex, a goroutine's parking place, yielding the
 // processor, starting a goroutine) in a form that the interleaving explorer
 // can control. In a normal build each is the plain Go construct (a
-// sync.Mutex, a buffered channel and a timer, runtime.Gosched, a go
-// statement), and costs what that construct costs.
+// sync.Mutex, a buffered channel and a timer, runtime.Gosched or the
+// runtime's goyield, a go statement), and costs what that construct costs.
 //
 // Built with -tags explore, a goroutine that the explorer controls (see
 // package explore) blocks in them through the explorer: it tells the
@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	_ "unsafe" // for go:linkname
 )
 
 // Mutex is a sync.Mutex. The zero value is an unlocked mutex.
@@ -27,6 +28,16 @@ type Mutex = sync.Mutex
 // goroutine on the runtime's global run queue and, with a P idle, wakes
 // an OS thread: each caller says why it needs that.
 func Gosched() { runtime.Gosched() }
+
+// Yield lets the goroutines waiting in the caller's P's local run queue
+// run first, and puts the caller at that queue's tail: the runtime's
+// goyield, which it exports for this use. It wakes no thread, where
+// Gosched, with a P idle, wakes one: on a machine with as many CPUs as
+// Ps, the woken thread is often placed beside its waker and waits for
+// the kernel's tick.
+//
+//go:linkname Yield runtime.goyield
+func Yield()
 
 // Go runs f on a new goroutine.
 func Go(f func()) { go f() }

@@ -52,6 +52,10 @@ func Gosched() {
 	runtime.Gosched()
 }
 
+// Yield is Gosched under the explorer: for a controlled goroutine, a
+// yield point (see Gosched); for the others, runtime.Gosched.
+func Yield() { Gosched() }
+
 // Go runs f on a new goroutine; called by a controlled goroutine, the new
 // goroutine is controlled too.
 func Go(f func()) {

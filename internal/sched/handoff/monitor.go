@@ -171,6 +171,12 @@ func (m *monitor) wait() {
 		// queue), and a P that looks counts as running, so a check made
 		// just after a yield may miss a blocked worker by one; one made
 		// while no P looks proves it (counts.go).
+		//
+		// Gosched, not the runtime's goyield, for the wake-up itself:
+		// the monitor yields only when the CPUs are not saturated
+		// (cpusFree), so the thread it wakes finds a free CPU, and the
+		// idle P it sets looking is what lets a check made between two
+		// yields prove a worker off the CPU; goyield wakes nothing.
 		next := int64(0)
 		for start := nanotime(); ; {
 			runtime.Gosched()

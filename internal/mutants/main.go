@@ -111,6 +111,10 @@ var (
 		[]string{"-run", "TestStatusPosterHandsOff", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	statusCPU = check{"sched: CPU-bound workers beside busy goroutines never count as blocked",
 		[]string{"-run", "TestStatusCPUBoundNotBlocked", "./internal/sched"}, nil}
+	// Each run is a few hundred milliseconds, and one in three or so
+	// misses a worker between tasks that reads as in one.
+	gcStorm = check{"sched: beside a GC storm the pool stays small, and no worker waiting for the collector is handed on",
+		[]string{"-run", "TestHandOffGCStorm", "-count=4", "./internal/sched"}, nil}
 	statusBound = check{"sched: a worker that stands still in a wait that never reads blocked is handed on after a bound",
 		[]string{"-run", "TestStatusRuntimeWaitHandedOnAfterBound", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=15s"}}
 	statusRamp = check{"sched: a fan-out of blocking tasks starts after a few hand-offs, not one each",
@@ -710,6 +714,13 @@ var mutants = []mutant{
 		file:  "internal/sched/handoff/monitor.go",
 		edits: []edit{{"\th.watching.Store(false)\n\tif h.pool.Queued() == 0 ||", "\tempty := h.pool.Queued() == 0\n\th.watching.Store(false)\n\tif empty ||"}},
 		check: exploreWatch,
+	},
+	{
+		name:  "leave-publishes-nothing",
+		bug:   "a task's end is never published: a worker between tasks, or idle, still reads as in its last task, and a wait of the scheduler's own counts as the task blocked",
+		file:  "internal/sched/handoff/slot.go",
+		edits: []edit{{"\tif !inTask {\n", "\tif false && !inTask {\n"}},
+		check: gcStorm,
 	},
 	{
 		name:  "fallback-no-still-gap",

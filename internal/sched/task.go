@@ -17,7 +17,8 @@ type task struct {
 	// g is atomic because a thief that steals only some tasks (help:
 	// only the waited group's) reads g of the oldest task before it has
 	// claimed it, while the worker that did claim it may already be reusing
-	// the record.
+	// the record. The reuse stores it plainly (newTask): such a thief's
+	// claim fails whatever it read.
 	g atomic.Pointer[Group]
 	// injected: the task came from the injector (see worker.afterTask).
 	// Read, like f, only by whoever claimed the task.
@@ -35,7 +36,10 @@ func (w *worker) newTask(f fn, g *Group, injected bool) *task {
 		t = new(task)
 	}
 	t.fn = f
-	t.g.Store(g)
+	// The owner's store (atomic.StoreOwnedPointer): pushing the record
+	// publishes it with a sequentially consistent store, and a thief that
+	// reads it before then is looking at a record it cannot claim.
+	atomic.StoreOwnedPointer(&t.g, g)
 	t.injected = injected
 	return t
 }

@@ -112,3 +112,11 @@ func labelsOf[T any]() *labels {
 		return pointerLabels
 	}
 }
+
+// StoreOwned32 is the owner's store of owned_plain.go: under the
+// explorer, the sequentially consistent Store and its choice point.
+func StoreOwned32(x *Uint32, v uint32) { x.Store(v) }
+
+// StoreOwnedPointer is the owner's store of owned_plain.go: under the
+// explorer, the sequentially consistent Store and its choice point.
+func StoreOwnedPointer[T any](x *Pointer[T], v *T) { x.Store(v) }

@@ -3,7 +3,8 @@
 // goroutine, who decides it, and how soon. The scheduler (package sched)
 // keeps the mechanism: the slots, detaching one, starting workers. It
 // marks where each worker is, a task's start and end, in a Slot record
-// this package owns (Slot.Enter, Slot.Leave: one atomic store each), and
+// this package owns (Slot.Enter, Slot.Leave: one plain store each, the
+// owner's store of package atomic, and none when a nested task ends), and
 // answers the few questions of the Pool interface.
 //
 // # Why

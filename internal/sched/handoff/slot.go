@@ -60,18 +60,22 @@ func (s *Slot) Init(index int) { s.index = index }
 func (s *Slot) Index() int { return s.index }
 
 // Enter tells the lookers that a task started: started tasks in all, this
-// one included. One atomic store.
-func (s *Slot) Enter(started uint32) { s.seq.Store(started<<1 | 1) }
+// one included. One plain store: no looker pairs with it in a Dekker order
+// (the status reads check it on both sides of their read, and the
+// goroutine's status changes after it with an atomic operation of the
+// runtime), so a looker may see it late; see atomic.StoreOwned32.
+func (s *Slot) Enter(started uint32) { atomic.StoreOwned32(&s.seq, started<<1|1) }
 
 // Leave tells the lookers that the task Enter announced has ended: the
 // occupant is back in the scheduler's code, unless inTask (a task below it
-// on the goroutine, one whose Wait or Go ran this one, goes on).
+// on the goroutine, one whose Wait or Go ran this one, goes on). In the
+// second case seq does not change: the task below is in a task too, and
+// started is the number Enter was last given, so seq already reads
+// started<<1|1, and Leave stores nothing.
 func (s *Slot) Leave(started uint32, inTask bool) {
-	in := uint32(0)
-	if inTask {
-		in = 1
+	if !inTask {
+		atomic.StoreOwned32(&s.seq, started<<1)
 	}
-	s.seq.Store(started<<1 | in)
 }
 
 // Seq returns where the occupant is (see Slot.seq); a hand-off must find

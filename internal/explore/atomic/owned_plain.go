@@ -1,0 +1,53 @@
+//go:build !explore && !race
+
+package atomic
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Owned stores: a value that one goroutine alone writes and others load
+// (with Load), where a loader may see the store late.
+//
+// sync/atomic's Store is sequentially consistent: on amd64 it is an XCHG,
+// a locked instruction that waits for the store buffer to drain, and the
+// scheduler's task path would pay it several times per task. Where
+// nothing pairs with the store in a Dekker order (the writer does not go
+// on to load a variable that a loader stores, counting on one of the two
+// to see the other), a plain store does the same job:
+//
+//   - an aligned word is never torn: Go's memory model promises that a
+//     racing load of a machine word observes one of the values written;
+//   - the compiler keeps the store in its place relative to calls and
+//     atomic operations;
+//   - a loader that sees anything the writer published after the store
+//     with an atomic operation (a release, on every port) sees the store
+//     too; otherwise it sees it once the store buffer drains.
+//
+// The runtime's sysmon reads the processors' scheduling ticks the same
+// way.
+//
+// Built with the race detector, these are the atomic stores (the detector
+// would report the plain store against the loads, rightly by its rules);
+// built for the explorer, they are its Store, a choice point. owned_race.go
+// and atomic_explore.go hold those versions.
+
+// The plain stores write the value field of sync/atomic's types through
+// their address: each type is its value alone, behind fields of size zero.
+// These fail to compile if that changes.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(atomic.Uint32{})-unsafe.Sizeof(uint32(0))]
+	_ = [1]struct{}{}[unsafe.Sizeof(atomic.Pointer[int]{})-unsafe.Sizeof(unsafe.Pointer(nil))]
+)
+
+// StoreOwned32 stores v into x, which only the calling goroutine writes,
+// for loaders that may see it late: a plain store (see above).
+func StoreOwned32(x *Uint32, v uint32) { *(*uint32)(unsafe.Pointer(x)) = v }
+
+// StoreOwnedPointer stores v into x, which only the calling goroutine
+// writes, for loaders that may see it late: a plain store (see above),
+// with the collector's write barrier.
+func StoreOwnedPointer[T any](x *Pointer[T], v *T) {
+	*(*unsafe.Pointer)(unsafe.Pointer(x)) = unsafe.Pointer(v)
+}

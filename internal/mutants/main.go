@@ -153,6 +153,8 @@ var (
 		[]string{"-run", "TestLimitHandOver(BatchedDone|ParkWhileSlotFrees)", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=5s"}}
 	limitSetAside = check{"sched: a task set aside while its slot frees is started",
 		[]string{"-run", "TestLimitHandOverSetAside", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=5s"}}
+	quickPark = check{"sched: a short park for a slot marks its group for longer yields, a long one clears the mark",
+		[]string{"-run", "TestLimitQuickParkHint", "./internal/sched"}, nil}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
@@ -714,6 +716,13 @@ var mutants = []mutant{
 		file:  "internal/sched/handoff/monitor.go",
 		edits: []edit{{"\th.watching.Store(false)\n\tif h.pool.Queued() == 0 ||", "\tempty := h.pool.Queued() == 0\n\th.watching.Store(false)\n\tif empty ||"}},
 		check: exploreWatch,
+	},
+	{
+		name:  "quick-park-inverted",
+		bug:   "a long park for a slot marks the group for long yields and a short one clears it: groups whose tasks hold their slots for long spin, and tiny tasks under a limit park",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"case d < quickPark && !quick:", "case d >= quickPark && !quick:"}, {"case d >= quickPark && quick:", "case d < quickPark && quick:"}},
+		check: quickPark,
 	},
 	{
 		name:  "leave-publishes-nothing",

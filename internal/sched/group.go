@@ -2,6 +2,7 @@ package sched
 
 import (
 	"context"
+	"time"
 
 	"github.com/go-steal/steal/internal/explore/atomic"
 	"github.com/go-steal/steal/internal/explore/xsync"
@@ -16,12 +17,14 @@ type Group struct {
 	// state packs, from the low bits up: two flag bits that say whether
 	// goroutines are parked waiting for the group to finish (bitDone) or
 	// for a free slot (bitSlot); the number of active tasks (queued, set
-	// aside for a slot, or running: not yet finished); and, for a limited
-	// group, the number of its tasks executing (see startRunning). Go adds
-	// one task; a worker subtracts finished tasks, possibly several at
-	// once (worker.settle). Keeping the flags in the same word lets a
-	// finisher learn, from the result of its own subtraction, whether
-	// anybody must be woken: one atomic operation on the fast path.
+	// aside for a slot, or running: not yet finished); a hint for outside
+	// Go calls at a full limit (bitQuick, see acquireOutside); and, for a
+	// limited group, the number of its tasks executing (see
+	// startRunning). Go adds one task; a worker subtracts finished tasks,
+	// possibly several at once (worker.settle). Keeping the flags in the
+	// same word lets a finisher learn, from the result of its own
+	// subtraction, whether anybody must be woken: one atomic operation on
+	// the fast path.
 	state atomic.Uint64
 
 	// limit > 0 bounds the active tasks; 0 means no limit; blockAll is
@@ -52,7 +55,8 @@ const (
 	oneTask    = 1 << 2 // the active count starts here...
 	countBits  = 40     // ...and has this many bits
 	countMask  = (1<<countBits - 1) * oneTask
-	oneRunning = oneTask << countBits // the executing count fills the rest
+	bitQuick   = oneTask << countBits // an outside Go's last park for a slot was short
+	oneRunning = bitQuick << 1        // the executing count fills the rest
 )
 
 // countOf returns the active count held in a state word.
@@ -272,6 +276,21 @@ func (g *Group) parkTask(f fn, w *worker) {
 // polls the count for a moment, then yields a few times, before it parks:
 // with tiny tasks a slot frees sooner than a parked goroutine is woken.
 //
+// How many times it yields depends on how its group's last park for a
+// slot went (bitQuick). A park costs the runtime a wake-up of the parked
+// goroutine and, with a processor idle, of a thread for it; when the
+// group's tasks are tiny, the slot frees within microseconds and those
+// wake-ups are all the wait is, and they pile threads onto one CPU: 100k
+// tiny tasks under SetLimit(2) on 2 CPUs ran 2–3 times slower in the
+// batches whose Go parked thousands of times (BENCHMARKS.md, "Tiny tasks
+// under a limit: the parks"). Yielding many more times before parking
+// removes the parks and that slow mode, but a group whose tasks hold
+// their slots for long (I/O under a limit) would only churn the
+// scheduler with it. So the park itself is the measure: one that ends
+// within quickPark sets bitQuick, and the group's next waits yield
+// submitSpinsQuick times; one that lasts longer clears it, and they
+// yield submitSpins times.
+//
 // It runs none of the group's queued tasks while it waits. The tempting
 // version, which Wait gets away with, deadlocks here: Go waits for one
 // slot, not for the whole group, so a queued task of the group may wait
@@ -285,6 +304,10 @@ func (g *Group) parkTask(f fn, w *worker) {
 // not come here: a Go inside a task sets its task aside (setAside).
 func (g *Group) acquireOutside() {
 	spin := global.size.Load() > 1 && !submitPollOff.Load() // tests only: see switches.go
+	yields := submitSpins
+	if g.state.Load()&bitQuick != 0 {
+		yields = submitSpinsQuick
+	}
 	for i := 0; ; i++ {
 		if g.tryAcquire() {
 			return
@@ -300,25 +323,41 @@ func (g *Group) acquireOutside() {
 			}
 			continue
 		}
-		if i < submitPolls+submitSpins && spin {
+		if i < submitPolls+yields && spin {
 			// A worker may be about to take the queued tasks: let it have
-			// this CPU for a moment rather than park. A few yields per
-			// full limit, and only while the count is at the limit. Yield
-			// (the P's own run queue), not Gosched: Gosched puts this Go
-			// on the global queue and, with a P idle, wakes a thread for
-			// it, which the system often places on the CPU of its waker,
-			// where it waits for the kernel's tick while the other CPU
-			// idles. Measured on 2 CPUs (BENCHMARKS.md, "The outside Go's
-			// yield at a full limit"): with Gosched, 100k tiny tasks
-			// under SetLimit(2) fell into a mode 2–3 times slower in a
-			// run out of three, and the I/O service shape under a limit
-			// took 1.29 times errgroup's time per request.
+			// this CPU for a moment rather than park, and only while the
+			// count is at the limit. Yield (the P's own run queue), not
+			// Gosched: Gosched puts this Go on the global queue and, with
+			// a P idle, wakes a thread for it, which the system often
+			// places on the CPU of its waker, where it waits for the
+			// kernel's tick while the other CPU idles. Measured on 2 CPUs
+			// (BENCHMARKS.md, "The outside Go's yield at a full limit"):
+			// with Gosched, 100k tiny tasks under SetLimit(2) fell into a
+			// mode 2–3 times slower in a run out of three, and the I/O
+			// service shape under a limit took 1.29 times errgroup's time
+			// per request.
 			xsync.Yield()
 			continue
 		}
-		if g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit }) {
+		start := time.Now()
+		granted := g.park(bitSlot, func(s uint64) bool { return countOf(s) >= g.limit })
+		g.learnPark(time.Since(start))
+		if granted {
 			return
 		}
+	}
+}
+
+// learnPark records how long an outside Go's park for a slot lasted, for
+// the group's next ones (bitQuick; see acquireOutside). It changes the
+// state word only when the hint changes.
+func (g *Group) learnPark(d time.Duration) {
+	quick := g.state.Load()&bitQuick != 0
+	switch {
+	case d < quickPark && !quick:
+		g.state.Or(bitQuick)
+	case d >= quickPark && quick:
+		g.state.And(^uint64(bitQuick))
 	}
 }
 

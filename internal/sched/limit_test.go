@@ -425,3 +425,51 @@ func TestOutsideGoOnFullGroupWaitsForSlotOnly(t *testing.T) {
 		wantNil(t, "Wait()", g.Wait())
 	})
 }
+
+// TestLimitQuickParkHint: an outside Go's park for a slot that ends
+// within quickPark marks the group (bitQuick) so that its next waits
+// yield longer before parking, and a longer park clears the mark; the
+// mark leaves the counts alone, and a limited group with the mark set
+// counts, admits and finishes its tasks as one without it.
+func TestLimitQuickParkHint(t *testing.T) {
+	var g Group
+	g.learnPark(quickPark / 10)
+	if g.state.Load()&bitQuick == 0 {
+		t.Fatalf("a park of %v left the hint clear", quickPark/10)
+	}
+	g.learnPark(quickPark / 10) // set already: no change
+	if s := g.state.Load(); s != bitQuick {
+		t.Fatalf("state %#x after two short parks, want only the hint (%#x)", s, uint64(bitQuick))
+	}
+	g.learnPark(10 * quickPark)
+	if s := g.state.Load(); s != 0 {
+		t.Fatalf("state %#x after a long park, want 0", s)
+	}
+
+	guardPool(t, func() {
+		var g Group
+		g.SetLimit(2)
+		g.state.Or(bitQuick)
+		n := testkit.ScaleDown(20000, 2000)
+		var running maxGauge
+		var ran atomic.Int64
+		for range n {
+			g.Go(func() error {
+				running.enter()
+				defer running.exit()
+				ran.Add(1)
+				return nil
+			})
+		}
+		wantNil(t, "Wait", g.Wait())
+		if got := ran.Load(); got != int64(n) {
+			t.Fatalf("%d of %d tasks ran", got, n)
+		}
+		if m := running.hi.Load(); m > 2 {
+			t.Fatalf("%d tasks ran at once under SetLimit(2)", m)
+		}
+		if s := g.state.Load() &^ bitQuick; s != 0 {
+			t.Fatalf("state %#x once the group is done, want no task, no runner, no flag", s)
+		}
+	})
+}

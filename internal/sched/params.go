@@ -33,9 +33,12 @@ const (
 	// (and an outside Wait whose tasks run on workers) makes, when
 	// GOMAXPROCS > 1, before it parks; submitSpins is how many times the
 	// Go then yields the processor, rechecking for a free slot, before it
-	// parks.
+	// parks, and submitSpinsQuick how many times when the group's last
+	// such park lasted less than quickPark (Group.acquireOutside).
 	defaultSubmitPolls = 16
 	submitSpins        = 4
+	submitSpinsQuick   = 64
+	quickPark          = 50 * time.Microsecond
 
 	// joinPatience is how long a Wait on a worker that finds nothing of
 	// its group's to help with (join.go) waits in its place before it

@@ -225,13 +225,18 @@ func (g *Group) TryGo(f func() error) bool {
 // its count for about a microsecond, yields the processor a few times, and
 // then parks until a finishing task hands it a slot; each task of a
 // limited group takes and gives back a running slot with an atomic
-// operation on the group. With tasks of a microsecond or more, or many
-// goroutines submitting, this does not show. For one goroutine feeding
-// tiny tasks (tens of nanoseconds) under a small limit, every task is a
-// hand-off between the submitter's CPU and a worker's, and wsgroup costs
-// about what errgroup's semaphore and goroutine cost, sometimes less,
-// sometimes more (BENCHMARKS.md has the figures): a limit on such work
-// buys no speed.
+// operation on the group. A group whose last such park was short (under
+// 50µs: its tasks are tiny) has its next Go calls yield up to 64 times
+// before they park, since parking and waking for each of its slots costs
+// more than the wait; a longer park sets it back to a few yields. With
+// tasks of a microsecond or more, or many goroutines submitting, none of
+// this shows. For one goroutine feeding tiny tasks (tens of nanoseconds)
+// under a small limit, every task is a hand-off between the submitter's
+// CPU and a worker's: wsgroup has mostly measured 1.6 to 2 times
+// errgroup's speed there, but some runs fall into a mode 2–3 times
+// slower, below errgroup, and it takes 1.2 to 1.9 times its own time on
+// the same tasks without the limit (BENCHMARKS.md has the figures): a
+// limit on such work buys no speed.
 //
 // The limit must not be modified while any tasks in the group are active;
 // SetLimit panics with an error if it is, whether or not the group had a

@@ -232,11 +232,13 @@ func (g *Group) TryGo(f func() error) bool {
 // tasks of a microsecond or more, or many goroutines submitting, none of
 // this shows. For one goroutine feeding tiny tasks (tens of nanoseconds)
 // under a small limit, every task is a hand-off between the submitter's
-// CPU and a worker's: wsgroup has mostly measured 1.6 to 2 times
-// errgroup's speed there, but some runs fall into a mode 2–3 times
-// slower, below errgroup, and it takes 1.2 to 1.9 times its own time on
-// the same tasks without the limit (BENCHMARKS.md has the figures): a
-// limit on such work buys no speed.
+// CPU and a worker's: wsgroup has measured about 1.8 times errgroup's
+// speed there, and 1.2 to 1.9 times its own time on the same tasks
+// without the limit, but the hand-offs cost what moving a cache line
+// between CPUs costs, and on a virtual machine whose host moves its
+// CPUs that can grow several times over for seconds, when wsgroup falls
+// below errgroup, whose goroutines mostly run on the submitter's CPU
+// (BENCHMARKS.md has the figures): a limit on such work buys no speed.
 //
 // The limit must not be modified while any tasks in the group are active;
 // SetLimit panics with an error if it is, whether or not the group had a

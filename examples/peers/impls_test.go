@@ -160,7 +160,12 @@ var nestedImpls = []nestedImpl{
 // procs is the worker count for limits and pools: GOMAXPROCS.
 func procs() int { return runtime.GOMAXPROCS(0) }
 
-// report adds the ns/task metric; call it after the timed loop.
+// report adds the ns/task metric and, after the timed loop, the machine's
+// cross-CPU round trip at the time (xcpu-ns; workload.CrossCPU): rows that
+// ran in a slow phase of the machine can be told apart.
 func report(b *testing.B, tasksPerOp int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasksPerOp), "ns/task")
+	if d, ok := workload.CrossCPU(); ok {
+		b.ReportMetric(float64(d.Nanoseconds()), "xcpu-ns")
+	}
 }

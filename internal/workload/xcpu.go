@@ -1,0 +1,78 @@
+package workload
+
+import (
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// CrossCPU measures what it costs this machine, right now, to move a cache
+// line from one CPU to another and back: the median over xcpuPasses passes
+// of the time two goroutines take to hand a counter back and forth once,
+// each spinning until it is its turn. It reports false, and measures
+// nothing, when GOMAXPROCS is 1: two spinners on one P would measure the
+// runtime's preemption instead.
+//
+// The benchmarks report it beside each row (xcpu-ns), because on a shared
+// or virtual machine it is not a constant. On the 2-CPU machines this
+// project is measured on it moves between about 50 ns and 350-700 ns for
+// seconds at a time (the host moves the virtual CPUs), and every design
+// that hands each task from the CPU that submits it to another pays it
+// several times per task: in the slow phases, wsgroup's tiny tasks under
+// a limit took 1.2 times errgroup's time, and half the time otherwise
+// (BENCHMARKS.md, "The slow mode of tiny tasks is the machine's").
+func CrossCPU() (roundTrip time.Duration, ok bool) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return 0, false
+	}
+	passes := make([]time.Duration, 0, xcpuPasses)
+	for range xcpuPasses {
+		passes = append(passes, xcpuPass(xcpuExchanges))
+	}
+	slices.Sort(passes)
+	return passes[len(passes)/2], true
+}
+
+const (
+	xcpuPasses    = 5
+	xcpuExchanges = 2000
+	// xcpuSpins is how long a spinner waits for its turn before it yields
+	// its P: another goroutine (a worker still finishing, the runtime's
+	// background work) may hold the other P, and then the partner needs
+	// this one to run at all. A pass slowed that way is an outlier, which
+	// the median drops.
+	xcpuSpins = 1 << 12
+)
+
+// xcpuPass times n exchanges: the main goroutine waits for even values of
+// the counter and makes them odd, the partner the reverse; each exchange
+// is two moves of the counter's cache line, one each way.
+func xcpuPass(n int64) time.Duration {
+	var c atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := int64(1); i < 2*n; i += 2 {
+			xcpuWait(&c, i)
+			c.Store(i + 1)
+		}
+	}()
+	start := time.Now()
+	for i := int64(0); i < 2*n; i += 2 {
+		xcpuWait(&c, i)
+		c.Store(i + 1)
+	}
+	<-done
+	return time.Since(start) / time.Duration(n)
+}
+
+// xcpuWait spins until c holds v, yielding now and then (xcpuSpins).
+func xcpuWait(c *atomic.Int64, v int64) {
+	for spins := 0; c.Load() != v; spins++ {
+		if spins == xcpuSpins {
+			runtime.Gosched()
+			spins = 0
+		}
+	}
+}

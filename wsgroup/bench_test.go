@@ -68,14 +68,11 @@ var (
 	benchMicroRounds = sync.OnceValue(func() int { return workload.BatchRounds(1100*time.Nanosecond, benchBatchTasks) })
 )
 
-// benchReport adds the ns/task metric and, after the timed loop, the
-// machine's cross-CPU round trip at the time (xcpu-ns; workload.CrossCPU):
-// rows that ran in a slow phase of the machine can be told apart.
+// benchReport adds the ns/task metric and the machine's cross-CPU round
+// trip (workload.ReportCrossCPU); call it after the timed loop.
 func benchReport(b *testing.B, tasksPerOp int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasksPerOp), "ns/task")
-	if d, ok := workload.CrossCPU(); ok {
-		b.ReportMetric(float64(d.Nanoseconds()), "xcpu-ns")
-	}
+	workload.ReportCrossCPU(b)
 }
 
 // benchPeak starts sampling the goroutines (workload.SampleGoroutines) and

@@ -160,12 +160,9 @@ var nestedImpls = []nestedImpl{
 // procs is the worker count for limits and pools: GOMAXPROCS.
 func procs() int { return runtime.GOMAXPROCS(0) }
 
-// report adds the ns/task metric and, after the timed loop, the machine's
-// cross-CPU round trip at the time (xcpu-ns; workload.CrossCPU): rows that
-// ran in a slow phase of the machine can be told apart.
+// report adds the ns/task metric and the machine's cross-CPU round trip
+// (workload.ReportCrossCPU); call it after the timed loop.
 func report(b *testing.B, tasksPerOp int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasksPerOp), "ns/task")
-	if d, ok := workload.CrossCPU(); ok {
-		b.ReportMetric(float64(d.Nanoseconds()), "xcpu-ns")
-	}
+	workload.ReportCrossCPU(b)
 }

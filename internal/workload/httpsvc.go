@@ -154,6 +154,7 @@ func benchHTTP(b *testing.B, mode string, im HTTPImpl) {
 		b.ReportMetric(float64(r.runWait)/1e6/secs, "os-runq-ms/s")
 		b.ReportMetric(float64(r.wakeups)/float64(done), "os-wakeups/req")
 	}
+	ReportCrossCPU(b)
 }
 
 // httpRun is what runHTTP measured.

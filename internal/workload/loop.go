@@ -121,6 +121,7 @@ func BenchLoop(b *testing.B, l *Loop, loop func() error) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*l.N), "ns/index")
+	ReportCrossCPU(b)
 	if err := l.Check(b.N); err != nil {
 		b.Fatal(err)
 	}

@@ -44,6 +44,7 @@ func BenchServiceMixed(b *testing.B, ioReq, cpuReq func(*ServiceClient)) {
 	b.ReportMetric(float64(b.N)/secs, "cpu-req/s")
 	b.ReportMetric(float64(r.p50.Nanoseconds()), "cpu-p50-ns")
 	b.ReportMetric(float64(r.p99.Nanoseconds()), "cpu-p99-ns")
+	ReportCrossCPU(b)
 }
 
 // mixedRun is what runMixed measured.

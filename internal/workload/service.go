@@ -220,6 +220,7 @@ func BenchService(b *testing.B, s ServiceShape, request func(c *ServiceClient)) 
 	if r.peak >= 0 {
 		b.ReportMetric(float64(r.peak), "peak-goroutines")
 	}
+	ReportCrossCPU(b)
 }
 
 // serviceRun is what runService measured, for all its requests.

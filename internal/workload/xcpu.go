@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -14,7 +15,7 @@ import (
 // nothing, when GOMAXPROCS is 1: two spinners on one P would measure the
 // runtime's preemption instead.
 //
-// The benchmarks report it beside each row (xcpu-ns), because on a shared
+// The benchmarks report it beside each row (ReportCrossCPU), because on a shared
 // or virtual machine it is not a constant. On the 2-CPU machines this
 // project is measured on it moves between about 50 ns and 350-700 ns for
 // seconds at a time (the host moves the virtual CPUs), and every design
@@ -32,6 +33,15 @@ func CrossCPU() (roundTrip time.Duration, ok bool) {
 	}
 	slices.Sort(passes)
 	return passes[len(passes)/2], true
+}
+
+// ReportCrossCPU adds CrossCPU to b as the metric xcpu-ns, where
+// GOMAXPROCS > 1. Call it after the timed loop: it spins two goroutines
+// for a few milliseconds at most.
+func ReportCrossCPU(b *testing.B) {
+	if d, ok := CrossCPU(); ok {
+		b.ReportMetric(float64(d.Nanoseconds()), "xcpu-ns")
+	}
 }
 
 const (

@@ -2,37 +2,37 @@ package workload
 
 import (
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // CrossCPU measures what it costs this machine, right now, to move a cache
-// line from one CPU to another and back: the median over xcpuPasses passes
-// of the time two goroutines take to hand a counter back and forth once,
-// each spinning until it is its turn. It reports false, and measures
+// line from one CPU to another and back: the fastest of xcpuPasses passes
+// (the one least disturbed by other goroutines, the collector's among
+// them) of the time two goroutines take to hand a counter back and forth
+// once, each spinning until it is its turn. It reports false, and measures
 // nothing, when GOMAXPROCS is 1: two spinners on one P would measure the
 // runtime's preemption instead.
 //
-// The benchmarks report it beside each row (ReportCrossCPU), because on a shared
-// or virtual machine it is not a constant. On the 2-CPU machines this
-// project is measured on it moves between about 50 ns and 350-700 ns for
-// seconds at a time (the host moves the virtual CPUs), and every design
-// that hands each task from the CPU that submits it to another pays it
-// several times per task: in the slow phases, wsgroup's tiny tasks under
-// a limit took 1.2 times errgroup's time, and half the time otherwise
+// The benchmarks report it beside each row (ReportCrossCPU), because on a
+// shared or virtual machine it is not a constant. On the 2-CPU virtual
+// machines this project is measured on, it moves between about 50 ns and
+// 350-700 ns for seconds at a time (presumably as the host places the
+// virtual CPUs), and every design that hands each task from the CPU that
+// submits it to another pays it several times per task: batches of tiny
+// tasks under a limit took up to 1.9 times errgroup's time in the slow
+// phases (the 90th percentile), against 0.55 of it in the fast ones
 // (BENCHMARKS.md, "The slow mode of tiny tasks is the machine's").
 func CrossCPU() (roundTrip time.Duration, ok bool) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return 0, false
 	}
-	passes := make([]time.Duration, 0, xcpuPasses)
-	for range xcpuPasses {
-		passes = append(passes, xcpuPass(xcpuExchanges))
+	best := xcpuPass(xcpuExchanges)
+	for range xcpuPasses - 1 {
+		best = min(best, xcpuPass(xcpuExchanges))
 	}
-	slices.Sort(passes)
-	return passes[len(passes)/2], true
+	return best, true
 }
 
 // ReportCrossCPU adds CrossCPU to b as the metric xcpu-ns, where
@@ -50,9 +50,8 @@ const (
 	// xcpuSpins is how long a spinner waits for its turn before it yields
 	// its P: another goroutine (a worker still finishing, the runtime's
 	// background work) may hold the other P, and then the partner needs
-	// this one to run at all. A pass slowed that way is an outlier, which
-	// the median drops.
-	xcpuSpins = 1 << 12
+	// this one to run at all. A pass slowed that way is not the fastest.
+	xcpuSpins = 1 << 10
 )
 
 // xcpuPass times n exchanges: the main goroutine waits for even values of

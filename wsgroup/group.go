@@ -232,13 +232,13 @@ func (g *Group) TryGo(f func() error) bool {
 // tasks of a microsecond or more, or many goroutines submitting, none of
 // this shows. For one goroutine feeding tiny tasks (tens of nanoseconds)
 // under a small limit, every task is a hand-off between the submitter's
-// CPU and a worker's: wsgroup has measured about 1.8 times errgroup's
+// CPU and a worker's. wsgroup has measured 1.5 to 1.8 times errgroup's
 // speed there, and 1.2 to 1.9 times its own time on the same tasks
-// without the limit, but the hand-offs cost what moving a cache line
-// between CPUs costs, and on a virtual machine whose host moves its
-// CPUs that can grow several times over for seconds, when wsgroup falls
-// below errgroup, whose goroutines mostly run on the submitter's CPU
-// (BENCHMARKS.md has the figures): a limit on such work buys no speed.
+// without the limit. But each hand-off costs what moving cache lines
+// between CPUs costs, which on a virtual machine can grow several times
+// over for seconds at a time; then wsgroup falls below errgroup, whose
+// goroutines mostly run on the submitter's CPU (BENCHMARKS.md has the
+// figures). A limit on such work buys no speed.
 //
 // The limit must not be modified while any tasks in the group are active;
 // SetLimit panics with an error if it is, whether or not the group had a

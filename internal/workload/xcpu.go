@@ -20,10 +20,8 @@ import (
 // machines this project is measured on, it moves between about 50 ns and
 // 350-700 ns for seconds at a time (presumably as the host places the
 // virtual CPUs), and every design that hands each task from the CPU that
-// submits it to another pays it several times per task: batches of tiny
-// tasks under a limit took up to 1.9 times errgroup's time in the slow
-// phases (the 90th percentile), against 0.55 of it in the fast ones
-// (BENCHMARKS.md, "The slow mode of tiny tasks is the machine's").
+// submits it to another pays it several times per task (BENCHMARKS.md,
+// "The slow mode of tiny tasks is the machine's", has the figures).
 func CrossCPU() (roundTrip time.Duration, ok bool) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return 0, false

@@ -155,6 +155,10 @@ var (
 		[]string{"-run", "TestLimitHandOverSetAside", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=5s"}}
 	quickPark = check{"sched: a short park for a slot marks its group for longer yields, a long one clears the mark",
 		[]string{"-run", "TestLimitQuickParkHint", "./internal/sched"}, nil}
+	plainLimit = check{"sched: every task of a limited group holds a running slot while it executes",
+		[]string{"-run", "TestLimitedTasksTakeRunningSlots", "./internal/sched"}, nil}
+	plainSkip = check{"wsgroup: a skip-queued group drops its queued tasks once canceled",
+		[]string{"-run", "TestSkipQueuedAfterError", "./wsgroup"}, nil}
 	// A deadlock shows as a hang; the hang guard's timeout is cut short.
 	limitOrder = check{"wsgroup: a later task of a limited group waits for an earlier one",
 		[]string{"-run", "TestLimitInTaskKeepsOrder", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
@@ -187,7 +191,7 @@ var mutants = []mutant{
 		name:  "labels-first-of-batch",
 		bug:   "of a batch taken from the injector, only the first task keeps its submitter's labels",
 		file:  "internal/sched/worker.go",
-		edits: []edit{{"w.dq.Push(w.newTask(w.batch[i].fn, w.batch[i].g, true))", "w.dq.Push(w.newTask(fn{f: w.batch[i].f}, w.batch[i].g, true))"}},
+		edits: []edit{{"w.dq.Push(w.newTask(w.batch[i].fn, w.batch[i].g, true, w.batch[i].plain))", "w.dq.Push(w.newTask(fn{f: w.batch[i].f}, w.batch[i].g, true, w.batch[i].plain))"}},
 		check: labels,
 	},
 	{
@@ -432,7 +436,7 @@ var mutants = []mutant{
 		file: "internal/sched/worker.go",
 		edits: []edit{
 			{"// worker is one slot of the pool", "var executed atomic.Int64\n\n// worker is one slot of the pool"},
-			{"\tif g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected, nil)\n\t\treturn\n\t}\n\tif g.skips() {\n\t\tg.drop(w, injected)"},
+			{"\tif !plain && g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected, plain, nil)\n\t\treturn\n\t}\n\tif !plain && g.skips() {\n\t\tg.drop(w, injected)"},
 		},
 		check: soak,
 	},
@@ -716,6 +720,20 @@ var mutants = []mutant{
 		file:  "internal/sched/handoff/monitor.go",
 		edits: []edit{{"\th.watching.Store(false)\n\tif h.pool.Queued() == 0 ||", "\tempty := h.pool.Queued() == 0\n\th.watching.Store(false)\n\tif empty ||"}},
 		check: exploreWatch,
+	},
+	{
+		name:  "plain-ignores-limit",
+		bug:   "a task of a limited group is queued as plain: its worker runs it without taking a running slot",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\tif g.limit > 0 {\n\t\treturn false\n\t}\n\tsl := g.slow.Load()", "\tsl := g.slow.Load()"}},
+		check: plainLimit,
+	},
+	{
+		name:  "plain-ignores-skip-queued",
+		bug:   "a task of a skip-queued group is queued as plain: its worker runs it after the group is canceled",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\treturn sl == nil || !sl.skipQueued\n", "\treturn sl == nil || true\n"}},
+		check: plainSkip,
 	},
 	{
 		name:  "quick-park-inverted",

@@ -67,6 +67,6 @@ func (p *Pool) drain(w *worker) {
 			return
 		}
 		// The record is not recycled: free lists belong to workers.
-		p.inject(job{fn: t.fn, g: t.g.Load()})
+		p.inject(job{fn: t.fn, g: t.g.Load(), plain: t.plain})
 	}
 }

@@ -201,11 +201,23 @@ func (sl *groupSlow) refusesGo() bool {
 // enqueue puts f, a task of g already counted as active, on w's deque, or
 // into the injector when the caller is not a worker (w nil).
 func (g *Group) enqueue(f fn, w *worker) {
+	plain := g.plain()
 	if w != nil {
-		w.pushLocal(f, g)
+		w.pushLocal(f, g, plain)
 	} else {
-		global.inject(job{fn: f, g: g})
+		global.inject(job{fn: f, g: g, plain: plain})
 	}
+}
+
+// plain reports whether a task of g queued now is plain (task.plain): g
+// has no limit and is not in skip-queued mode. The caller has counted the
+// task active, so neither can change until it finishes.
+func (g *Group) plain() bool {
+	if g.limit > 0 {
+		return false
+	}
+	sl := g.slow.Load()
+	return sl == nil || !sl.skipQueued
 }
 
 // tryAcquire adds one active task if that keeps the count within limit.

@@ -161,7 +161,7 @@ func joinable(t *task, g *Group) bool { return joinedFrom(t.g.Load(), g) }
 // requeue queues t, a task claimed by a helping Wait that may not run it
 // after all (joinable), into the injector, for any worker to take: it is
 // already counted in its group. The record is not recycled: this is rare.
-func (p *Pool) requeue(t *task) { p.inject(job{fn: t.fn, g: t.g.Load()}) }
+func (p *Pool) requeue(t *task) { p.inject(job{fn: t.fn, g: t.g.Load(), plain: t.plain}) }
 
 // groupRef is the address of a group that its holder knows to be alive:
 // the group of a task running on the holder's goroutine, whose frames

@@ -475,3 +475,40 @@ func TestLimitQuickParkHint(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitedTasksTakeRunningSlots: every task of a limited group holds a
+// running slot while it executes, however it was queued: from outside (the
+// injector), from inside a task (the worker's deque), or set aside at the
+// limit. A worker reads the group's limit only for tasks queued while the
+// group had one (task.plain), so a task queued as plain by mistake would
+// run without a slot.
+func TestLimitedTasksTakeRunningSlots(t *testing.T) {
+	forLimits(t, []int{1, 2}, func(t *testing.T, limit int) {
+		var g Group
+		g.SetLimit(limit)
+		var slotless, ran atomic.Int64
+		check := func() error {
+			ran.Add(1)
+			if runningOf(g.state.Load()) == 0 {
+				slotless.Add(1)
+			}
+			return nil
+		}
+		const outer, inner = 8, 3
+		for range outer {
+			g.Go(func() error {
+				for range inner {
+					g.Go(check)
+				}
+				return check()
+			})
+		}
+		wantNil(t, "g.Wait()", g.Wait())
+		if n := ran.Load(); n != outer*(inner+1) {
+			t.Fatalf("%d tasks ran, want %d", n, outer*(inner+1))
+		}
+		if n := slotless.Load(); n != 0 {
+			t.Errorf("%d of %d tasks of a group limited to %d ran without a running slot", n, outer*(inner+1), limit)
+		}
+	})
+}

@@ -283,7 +283,7 @@ func (w *worker) takeInjected() *task {
 	postBegin()
 	wasEmpty := w.dq.Len() == 0
 	for i := n - 1; i >= 1; i-- {
-		w.dq.Push(w.newTask(w.batch[i].fn, w.batch[i].g, true))
+		w.dq.Push(w.newTask(w.batch[i].fn, w.batch[i].g, true, w.batch[i].plain))
 		w.batch[i] = job{}
 	}
 	if n > 1 {
@@ -295,7 +295,7 @@ func (w *worker) takeInjected() *task {
 		w.pushed()
 	}
 	postEnd()
-	t := w.newTask(w.batch[0].fn, w.batch[0].g, true)
+	t := w.newTask(w.batch[0].fn, w.batch[0].g, true, w.batch[0].plain)
 	w.batch[0] = job{}
 	return t
 }
@@ -388,7 +388,7 @@ func (w *worker) random() uint64 {
 
 // execute runs t and accounts for its completion; own is as in afterTask.
 func (w *worker) execute(t *task, own *int64) {
-	f, g, injected := t.fn, t.g.Load(), t.injected
+	f, g, injected, plain := t.fn, t.g.Load(), t.injected, t.plain
 	w.freeTask(t)
 	w.started++
 	w.rec.Enter(w.started)
@@ -401,7 +401,7 @@ func (w *worker) execute(t *task, own *int64) {
 		}
 		w.cur = g
 	}
-	if g.skips() {
+	if !plain && g.skips() {
 		g.drop(w, injected)
 		w.endTask()
 		return
@@ -410,7 +410,7 @@ func (w *worker) execute(t *task, own *int64) {
 	// not read again from g.limit when it ends: SetLimit(-1) may change
 	// the limit meanwhile, as errgroup allows.
 	admitted := false
-	if g.limit > 0 {
+	if !plain && g.limit > 0 {
 		if !g.startRunning(w, f) {
 			w.endTask()
 			return // parked: the group is at its limit (see Group.startRunning)
@@ -419,7 +419,7 @@ func (w *worker) execute(t *task, own *int64) {
 	}
 	w.call(f, g, admitted)
 	w.endTask()
-	w.afterTask(g, admitted, injected, own)
+	w.afterTask(g, admitted, injected, plain, own)
 }
 
 // endTask tells the hand-off that the task execute started has ended: the
@@ -444,7 +444,7 @@ func (w *worker) endTask() { w.rec.Leave(w.started, w.depth > 0) }
 // completion is settled at once: a limited group hands out slots as tasks
 // finish, and a group whose tasks were pushed on a worker is most often
 // waited for by a worker that is helping and checks the count.
-func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
+func (w *worker) afterTask(g *Group, admitted, injected, plain bool, own *int64) {
 	if admitted {
 		g.stopRunning()
 	}
@@ -453,7 +453,7 @@ func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 		// it goes on (see detach.go).
 		w.reattach(detachHandOff)
 	}
-	if own != nil && !admitted && g.limit <= 0 {
+	if own != nil && !admitted && (plain || g.limit <= 0) {
 		*own++
 		return
 	}
@@ -467,7 +467,7 @@ func (w *worker) afterTask(g *Group, admitted, injected bool, own *int64) {
 		w.cur = g
 	}
 	w.curDone++
-	if !injected || admitted || g.limit > 0 {
+	if !injected || admitted || !plain && g.limit > 0 {
 		w.settle()
 	}
 }
@@ -488,10 +488,10 @@ func (w *worker) settleNow() {
 }
 
 // pushLocal queues a task of g on this worker's deque.
-func (w *worker) pushLocal(f fn, g *Group) {
+func (w *worker) pushLocal(f fn, g *Group, plain bool) {
 	postBegin()
 	wasEmpty := w.dq.Len() == 0
-	w.dq.Push(w.newTask(f, g, false))
+	w.dq.Push(w.newTask(f, g, false, plain))
 	// After the push (package sleep): wake a sleeper if one should steal.
 	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
 	w.posts++

@@ -49,7 +49,8 @@
 //     callTask puts the task's labels on the goroutine and takes them off
 //     again). A skip-queued group that is canceled drops it instead
 //     (failure.go: skips, drop); a limited group admits it to execute
-//     (startRunning).
+//     (startRunning). A task queued while its group had neither is plain
+//     (task.plain), and its worker does not look at the group for either.
 //  5. It is counted finished (worker.afterTask, worker.settle): the
 //     group's count goes down (Group.done, group.go), batched for runs of
 //     injected tasks of an unlimited group, and for the tasks of an

@@ -78,6 +78,10 @@ func xcpuPass(n int64) time.Duration {
 func xcpuWait(c *atomic.Int64, v int64) {
 	for spins := 0; c.Load() != v; spins++ {
 		if spins == xcpuSpins {
+			// Gosched, not the runtime's goyield: a partner that was
+			// preempted waits on the global run queue, and only a
+			// Gosched queues us behind it there; goyield would keep us
+			// ahead of it on the P's own queue, for ever with one P.
 			runtime.Gosched()
 			spins = 0
 		}

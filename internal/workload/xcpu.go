@@ -79,9 +79,10 @@ func xcpuWait(c *atomic.Int64, v int64) {
 	for spins := 0; c.Load() != v; spins++ {
 		if spins == xcpuSpins {
 			// Gosched, not the runtime's goyield: a partner that was
-			// preempted waits on the global run queue, and only a
-			// Gosched queues us behind it there; goyield would keep us
-			// ahead of it on the P's own queue, for ever with one P.
+			// preempted waits on the global run queue, and a Gosched
+			// queues us behind it there; goyield would keep us ahead of
+			// it on the P's own queue, with one P until the scheduler's
+			// periodic look at the global queue (every 61st schedule).
 			runtime.Gosched()
 			spins = 0
 		}

@@ -436,7 +436,7 @@ var mutants = []mutant{
 		file: "internal/sched/worker.go",
 		edits: []edit{
 			{"// worker is one slot of the pool", "var executed atomic.Int64\n\n// worker is one slot of the pool"},
-			{"\tif !plain && g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected, plain, nil)\n\t\treturn\n\t}\n\tif !plain && g.skips() {\n\t\tg.drop(w, injected)"},
+			{"\tif !plain && g.skips() {\n\t\tg.drop(w, injected)", "\tif executed.Add(1)%1_000_000 == 0 {\n\t\tw.afterTask(g, false, injected, nil)\n\t\treturn\n\t}\n\tif !plain && g.skips() {\n\t\tg.drop(w, injected)"},
 		},
 		check: soak,
 	},

@@ -69,7 +69,7 @@ func (g *Group) drop(w *worker, injected bool) {
 	sl := g.slow.Load()
 	sl.skipped.Store(true)
 	if w != nil {
-		w.afterTask(g, false, injected, false, nil)
+		w.afterTask(g, false, injected && g.limit <= 0, nil)
 	} else {
 		g.done(1)
 	}

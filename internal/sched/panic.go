@@ -117,7 +117,7 @@ func (w *worker) call(f fn, g *Group, admitted bool) {
 		if ended {
 			return
 		}
-		w.afterTask(g, admitted, false, false, nil)
+		w.afterTask(g, admitted, false, nil)
 		w.goexit = true
 	}()
 	w.depth++

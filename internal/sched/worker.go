@@ -419,7 +419,9 @@ func (w *worker) execute(t *task, own *int64) {
 	}
 	w.call(f, g, admitted)
 	w.endTask()
-	w.afterTask(g, admitted, injected, plain, own)
+	// A task not admitted here belongs to a group that had no limit when
+	// it started, and cannot get one while it is active.
+	w.afterTask(g, admitted, injected && !admitted, own)
 }
 
 // endTask tells the hand-off that the task execute started has ended: the
@@ -431,20 +433,23 @@ func (w *worker) execute(t *task, own *int64) {
 func (w *worker) endTask() { w.rec.Leave(w.started, w.depth > 0) }
 
 // afterTask accounts for the end of a task of g that ran on w; admitted
-// tells whether it held one of g's running slots, injected whether it came
-// from the injector. A non-nil own is the count of finished tasks of g
-// that a helping Wait for g subtracts itself (see worker.help): a task of
-// an unlimited g is added to it instead of being accounted here.
+// tells whether it held one of g's running slots, batchable whether it is
+// an injected task of an unlimited g. A non-nil own is the count of
+// finished tasks of g that a helping Wait for g subtracts itself (see
+// worker.help): a task that held no slot is added to it instead of being
+// accounted here. Only execute passes own, and there a task that held no
+// slot belongs to a group with no limit. afterTask reads nothing of g's
+// limit: its callers know the answers.
 //
-// Completions of injected tasks of an unlimited group are batched: a run of
-// them finishes with one atomic operation on the group's count (settle),
+// Completions of batchable tasks are batched: a run of them finishes with
+// one atomic operation on the group's count (settle),
 // made before the worker runs a task of another group, waits or goes idle.
 // Such a group is waited for outside the pool, by a goroutine that parks
 // until the count is zero, so the delay costs it nothing. Every other
 // completion is settled at once: a limited group hands out slots as tasks
 // finish, and a group whose tasks were pushed on a worker is most often
 // waited for by a worker that is helping and checks the count.
-func (w *worker) afterTask(g *Group, admitted, injected, plain bool, own *int64) {
+func (w *worker) afterTask(g *Group, admitted, batchable bool, own *int64) {
 	if admitted {
 		g.stopRunning()
 	}
@@ -453,7 +458,7 @@ func (w *worker) afterTask(g *Group, admitted, injected, plain bool, own *int64)
 		// it goes on (see detach.go).
 		w.reattach(detachHandOff)
 	}
-	if own != nil && !admitted && (plain || g.limit <= 0) {
+	if own != nil && !admitted {
 		*own++
 		return
 	}
@@ -467,7 +472,7 @@ func (w *worker) afterTask(g *Group, admitted, injected, plain bool, own *int64)
 		w.cur = g
 	}
 	w.curDone++
-	if !injected || admitted || !plain && g.limit > 0 {
+	if !batchable {
 		w.settle()
 	}
 }

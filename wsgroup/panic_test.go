@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,20 +82,23 @@ func TestPanicChild(t *testing.T) {
 		g.Wait()
 	case "limit":
 		// The crash ends the program before anything can see the task
-		// finished: here, TryGo under SetLimit(1), tried in a loop on
-		// another goroutine, would succeed as soon as the panicking task
-		// gave its place up. (A task counted finished while its panic
-		// still unwound let this loop through in most runs.)
+		// finished: here, a TryGo under SetLimit(1) would succeed as soon
+		// as the panicking task gave its place up. It is tried at the one
+		// moment that decides, not raced against the crash: the panic value
+		// is a crashObserver, whose Error method the runtime calls once the
+		// panic has unwound through every deferred call (the library's
+		// among them) and before it ends the program; the method has this
+		// goroutine try TryGo then, and waits for the answer.
 		var g wsgroup.Group
 		g.SetLimit(1)
-		started := make(chan struct{})
-		g.Go(func() error {
-			close(started)
-			return panicInTask()
-		})
-		<-started
-		for !g.TryGo(func() error { return nil }) {
+		obs := newCrashObserver()
+		g.Go(func() error { return panicInTaskObserved(obs) })
+		<-obs.ask
+		if g.TryGo(func() error { return nil }) {
+			os.Stdout.WriteString("FINISHED BEFORE CRASH\n")
 		}
+		close(obs.answered)
+		time.Sleep(time.Minute) // the crash ends the program
 	case "wait":
 		// PanicInWait, and nobody recovers Wait's panic: the crash must
 		// still show where the task panicked.
@@ -107,6 +111,33 @@ func TestPanicChild(t *testing.T) {
 	os.Exit(0)
 }
 
+// crashObserver is a panic value that reads as errPanicValue and lets the
+// crashing program be looked at while it ends: the runtime calls Error
+// (once per panic it prints) after the panic has run every deferred call
+// on its goroutine and before it ends the program. The first call sends on
+// ask and waits until answered is closed; the goroutine that received does
+// its checks meanwhile.
+type crashObserver struct {
+	once     sync.Once
+	ask      chan struct{}
+	answered chan struct{}
+}
+
+func newCrashObserver() *crashObserver {
+	return &crashObserver{ask: make(chan struct{}), answered: make(chan struct{})}
+}
+
+func (o *crashObserver) Error() string {
+	o.once.Do(func() {
+		o.ask <- struct{}{}
+		<-o.answered
+	})
+	return errPanicValue.Error()
+}
+
+// panicInTaskObserved is panicInTask with an observer for the panic value.
+func panicInTaskObserved(o *crashObserver) error { panic(o) }
+
 func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 	for _, mode := range []string{"top", "waiter", "nested", "limit", "wait"} {
 		t.Run(mode, func(t *testing.T) {
@@ -117,7 +148,7 @@ func TestTaskPanicCrashesWithTaskStack(t *testing.T) {
 				// task's stack in the message.
 				wants = []string{"panic: wsgroup: task panicked: " + errPanicValue.Error(), "wsgroup_test.panicInTask", "wsgroup_test.TestPanicChild"}
 			}
-			bads := []string{"SWALLOWED", "NO CRASH"}
+			bads := []string{"SWALLOWED", "NO CRASH", "FINISHED BEFORE CRASH"}
 			switch mode {
 			case "top", "limit":
 				// The only task on its worker's goroutine: the runtime's

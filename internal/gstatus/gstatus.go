@@ -191,6 +191,20 @@ func On() bool { return on.Load() }
 // Prove has run (a check may still be running).
 func Started() bool { return state.Load() != stateUndecided || retryAt.Load() != 0 }
 
+// Unavailable reports why no check can ever turn the reader on in this
+// process (errUnsupported on a port without a reader, errEnvOff under
+// STEAL_GSTATUS=off), or nil when one may. It runs no check, and is
+// known before any: for tests that must skip where statuses are never read.
+func Unavailable() error {
+	switch {
+	case !supported:
+		return errUnsupported
+	case os.Getenv(envVar) == "off":
+		return errEnvOff
+	}
+	return nil
+}
+
 // Decided reports whether a check has decided the reader: it is on, or
 // off for good. Until then (before the first Start, while a check runs,
 // and between a check that ran out of time and the next) it is not.
@@ -243,12 +257,7 @@ func Prove() error {
 // decide runs the check and records its outcome. The caller holds mu and
 // has set stateChecking.
 func decide() {
-	switch {
-	case !supported:
-		offReason = errUnsupported
-	case os.Getenv(envVar) == "off":
-		offReason = errEnvOff
-	default:
+	if offReason = Unavailable(); offReason == nil {
 		start := time.Now()
 		f, err := prove()
 		checkTime = time.Since(start)

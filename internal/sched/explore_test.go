@@ -443,9 +443,16 @@ func exploreSched(t *testing.T, strategy func() explore.Strategy, schedules int,
 		if exhaustive && sp.randomOnly {
 			continue
 		}
+		n := schedules
+		if sp.helpsJoin && n > 0 {
+			// The join is rare among random schedules (a few in
+			// 2,000): a program there to show it runs that many
+			// even under -short, where fewer may hold none.
+			n = max(n, helpsJoinSchedules)
+		}
 		t.Run(sp.name, func(t *testing.T) {
 			helps := joinHelps.Load()
-			res := explore.Explore(t, explore.Options{Strategy: strategy(), MaxSchedules: schedules, Budget: explore.Budget()}, sp.run)
+			res := explore.Explore(t, explore.Options{Strategy: strategy(), MaxSchedules: n, Budget: explore.Budget()}, sp.run)
 			helps = joinHelps.Load() - helps
 			t.Logf("%v; %d tasks run by a Wait of another group (join.go)", res, helps)
 			if sp.helpsJoin && helps == 0 && !t.Failed() {
@@ -460,6 +467,10 @@ func TestExploreSched(t *testing.T) {
 	exploreSched(t, func() explore.Strategy { return explore.Exhaustive(bound) }, 0, true)
 }
 
+// helpsJoinSchedules is the number of random schedules a program with
+// helpsJoin runs at least (see exploreSched).
+const helpsJoinSchedules = 2000
+
 func TestExploreSchedPCT(t *testing.T) {
-	exploreSched(t, func() explore.Strategy { return explore.PCT(1, 3) }, explore.Schedules(300, 2000), false)
+	exploreSched(t, func() explore.Strategy { return explore.PCT(1, 3) }, explore.Schedules(300, helpsJoinSchedules), false)
 }

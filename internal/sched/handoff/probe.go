@@ -18,6 +18,11 @@ func statusOn() bool { return gstatus.On() }
 // first detector, or the fallback's counts.
 func StatusOn() bool { return statusOn() }
 
+// StatusUnavailable reports why the workers' statuses are never read in
+// this process (gstatus.Unavailable), or nil when a check may turn the
+// reader on.
+func StatusUnavailable() error { return gstatus.Unavailable() }
+
 // countsOn reports whether the fallback's checks (counts.go) run.
 func countsOn() bool { return true }
 

@@ -3,6 +3,8 @@
 package handoff
 
 import (
+	"errors"
+
 	"github.com/go-steal/steal/internal/explore"
 	"github.com/go-steal/steal/internal/gstatus"
 )
@@ -25,6 +27,11 @@ func startMonitor(h *Handoff) {
 func statusOn() bool { return false }
 
 func StatusOn() bool { return false }
+
+func StatusUnavailable() error { return errExploreNoStatus }
+
+// errExploreNoStatus is why this build never reads statuses.
+var errExploreNoStatus = errors.New("the explorer's build (tag explore) reads no goroutine statuses")
 
 func countsOn() bool { return !explore.Controlled() }
 

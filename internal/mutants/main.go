@@ -91,6 +91,10 @@ var (
 	// timeout is cut short, and so are the next two checks'.
 	noRescue = check{"sched: the idle, wake and retire protocols with no monitor and no linger",
 		[]string{"-run", "TestNoRescue", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	// A task that neither the retiring worker nor the poster takes on is
+	// a hang, with the monitor off.
+	retirePost = check{"sched: a worker retiring while a Go from outside posts, in every order of their steps (no monitor)",
+		[]string{"-run", "TestNoRescueRetireAgainstPost", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	handOff = check{"sched: a blocked worker's slot is handed on",
 		[]string{"-run", "TestHandOffBlocked", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	sparesReused = check{"sched: spares are reused, and gone once the pool is idle",
@@ -301,14 +305,14 @@ var mutants = []mutant{
 		name:  "sched-retire-no-last-look",
 		bug:   "a retiring worker gives up its slot and stops counting as idle without a last look at the queues",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif true {"}},
+		edits: []edit{{"pairHook(retireLook, w, live)\n\tif p.queued() == 0 {", "pairHook(retireLook, w, live)\n\tif true {"}},
 		check: noRescue,
 	},
 	{
 		name:  "sched-retire-no-last-look/explore",
 		bug:   "the same retirement without a last look, under every interleaving of a worker retiring while a task comes",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif true {"}},
+		edits: []edit{{"pairHook(retireLook, w, live)\n\tif p.queued() == 0 {", "pairHook(retireLook, w, live)\n\tif true {"}},
 		check: exploreSched,
 	},
 	{
@@ -316,16 +320,36 @@ var mutants = []mutant{
 		bug:  "a retiring worker takes its last look at the queues before it stops counting as idle",
 		file: "internal/sched/pool.go",
 		edits: []edit{
-			{"\tif h := testHookRelease.Load(); h != nil {", "\tempty := p.queued() == 0\n\tif h := testHookRelease.Load(); h != nil {"},
-			{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif empty {"},
+			{"\tpairHook(retireStop, w, live)\n", "\tempty := p.queued() == 0\n\tpairHook(retireStop, w, live)\n"},
+			{"pairHook(retireLook, w, live)\n\tif p.queued() == 0 {", "pairHook(retireLook, w, live)\n\tif empty {"},
 		},
 		check: noRescue,
+	},
+	{
+		name: "sched-retire-look-before-vacate",
+		bug:  "a retiring worker takes its last look at the queues before it gives its slot up: a poster that no longer counts it idle finds the pool full and starts no worker",
+		file: "internal/sched/pool.go",
+		edits: []edit{
+			{"\tpairHook(retireVacate, w, -1)\n\tp.mu.Lock()\n\tp.vacateLocked(w)\n\tlive := p.live.Load()\n\tp.mu.Unlock()\n", "\tlive := int32(-1)\n"},
+			{"\tpairHook(retireLook, w, live)\n\tif p.queued() == 0 {\n\t\treturn true\n\t}\n", "\tpairHook(retireLook, w, live)\n\tempty := p.queued() == 0\n\tpairHook(retireVacate, w, -1)\n\tp.mu.Lock()\n\tp.vacateLocked(w)\n\tp.mu.Unlock()\n\tif empty {\n\t\treturn true\n\t}\n"},
+		},
+		check: retirePost,
+	},
+	{
+		name: "sched-post-room-before-push",
+		bug:  "a Go from outside reads the pool's room before it pushes its task: a worker that retires in between neither finds the task nor leaves the poster room to start one",
+		file: "internal/sched/pool.go",
+		edits: []edit{
+			{"\tpostBegin()\n\tpairHook(postPush, nil, -1)\n", "\tpostBegin()\n\tfull := p.full()\n\tpairHook(postPush, nil, -1)\n"},
+			{"\tp.maybeSpawn(c, uint32(n))\n\tpostEnd()\n}", "\tif c.Inactive() == 0 && (full || !p.spawn()) {\n\t\tp.ho.Saturated(uint32(n), nil)\n\t}\n\tpostEnd()\n}"},
+		},
+		check: retirePost,
 	},
 	{
 		name:  "sched-retire-look-injector-only",
 		bug:   "a retiring worker's last look reads only the injector, not the deques of the workers that stay",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"c := p.sleep.StopLooking(idle)\n\tif p.queued() == 0 {", "c := p.sleep.StopLooking(idle)\n\tif p.inj.len() == 0 {"}},
+		edits: []edit{{"pairHook(retireLook, w, live)\n\tif p.queued() == 0 {", "pairHook(retireLook, w, live)\n\tif p.inj.len() == 0 {"}},
 		check: noRescue,
 	},
 	{

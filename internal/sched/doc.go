@@ -183,9 +183,11 @@
 //     TestBlockingWave (wave_test.go).
 //   - The idle, wake and retire protocols lose no task on their own, with
 //     the monitor and the linger switched off: TestNoRescueWake,
-//     TestNoRescueRetireLastLook (rescue_test.go); and under every
-//     interleaving of a worker retiring, parking as a spare and being
-//     handed the next slot: TestExploreSched (retire-reuse).
+//     TestNoRescueRetireLastLook, TestNoRescueRetireLastLookDeque, and
+//     TestNoRescueRetireAgainstPost (a worker retiring while a Go from
+//     outside posts, in every order of their steps; rescue_test.go); and
+//     under every interleaving of a worker retiring, parking as a spare
+//     and being handed the next slot: TestExploreSched (retire-reuse).
 //   - Spares are reused, and leave: TestSparesReused (handoff_test.go).
 //   - No task is left queued with no monitor: under every interleaving of
 //     the monitor giving its flag up with posters, TestExploreWatch

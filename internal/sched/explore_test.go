@@ -244,13 +244,13 @@ func schedPrograms() []schedProgram {
 			track(first, second)
 			retired := xsync.NewParker()
 			var fired stdatomic.Bool
-			hook := func(w *worker, live int32) {
-				if live == 0 && fired.CompareAndSwap(false, true) {
+			hook := func(at pairStep, w *worker, live int32) {
+				if at == retireStop && live == 0 && fired.CompareAndSwap(false, true) {
 					retired.Unpark()
 				}
 			}
-			testHookRelease.Store(&hook)
-			defer testHookRelease.Store(nil)
+			testHookPair.Store(&hook)
+			defer testHookPair.Store(nil)
 			first.goTask(0, nil)
 			first.wait(s, "group 0")
 			retired.Park()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/go-steal/steal/internal/sched/handoff"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,7 +30,7 @@ func withRescueOff(t *testing.T, procs int, keepLinger bool, body func()) {
 	reset := func() {
 		handoff.MonitorOff.Store(false)
 		lingerOff.Store(false)
-		testHookRelease.Store(nil)
+		testHookPair.Store(nil)
 	}
 	t.Cleanup(reset) // also after a failure inside body
 	guardPool(t, func() {
@@ -127,12 +128,12 @@ func TestNoRescueRetireLastLook(t *testing.T) {
 				var g Group
 				done := make(chan struct{})
 				var fired atomic.Bool
-				hook := func(w *worker, live int32) {
-					if live == 0 && fired.CompareAndSwap(false, true) {
+				hook := func(at pairStep, w *worker, live int32) {
+					if at == retireStop && live == 0 && fired.CompareAndSwap(false, true) {
 						g.Go(func() error { close(done); return nil })
 					}
 				}
-				testHookRelease.Store(&hook)
+				testHookPair.Store(&hook)
 				startWorkers(t, procs) // they linger, then retire
 				<-done
 				wantNil(t, "Wait()", g.Wait())
@@ -160,15 +161,15 @@ func TestNoRescueRetireLastLookDeque(t *testing.T) {
 				done := make(chan struct{})     // U ran
 				var fired atomic.Bool
 				var a, ranOn atomic.Pointer[worker]
-				hook := func(w *worker, live int32) {
+				hook := func(at pairStep, w *worker, live int32) {
 					// live is 1 when A leaves: only B, blocked in T, is left.
-					if live == 1 && fired.CompareAndSwap(false, true) {
+					if at == retireStop && live == 1 && fired.CompareAndSwap(false, true) {
 						a.Store(w)
 						close(retiring)
 						<-pushed
 					}
 				}
-				testHookRelease.Store(&hook)
+				testHookPair.Store(&hook)
 				g.Go(func() error { // T
 					g.Go(func() error { return nil }) // no worker is idle: starts A
 					<-retiring
@@ -190,4 +191,123 @@ func TestNoRescueRetireLastLookDeque(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestNoRescueRetireAgainstPost: the last worker retires (Pool.release: it
+// gives its slot up, stops counting as inactive, then looks at the queues)
+// while a Go from outside posts a task (Pool.inject: it pushes the task,
+// moves the jobs event counter, then decides from the idle workers it
+// counted and the pool's room whether to start a worker), in every order
+// of their steps. Each party is held before each of its steps
+// (testHookPair) and let go one step at a time. Whatever the order, one of
+// them must take the task on: the retiring worker keeps its slot for it,
+// or the poster starts a worker (see maybeSpawn). Nothing else would run
+// it.
+func TestNoRescueRetireAgainstPost(t *testing.T) {
+	for _, order := range interleavings("R", "P", 3, 3) {
+		t.Run(order, func(t *testing.T) {
+			withRescueOff(t, 1, true, func() {
+				retirer, poster := newStepper(3), newStepper(3)
+				hook := func(at pairStep, w *worker, live int32) {
+					switch {
+					case at == retireDone:
+						retirer.finish()
+					case at >= postPush:
+						poster.hold(at)
+					default:
+						retirer.hold(at)
+					}
+				}
+				startWorkers(t, 1) // it lingers, then retires
+				testHookPair.Store(&hook)
+				var g Group
+				ran := make(chan struct{})
+				retirer.first() // the worker is in release
+				go func() {
+					g.Go(func() error { close(ran); return nil })
+					poster.finish()
+				}()
+				poster.first()
+				for _, party := range order {
+					if party == 'R' {
+						retirer.step()
+					} else {
+						poster.step()
+					}
+				}
+				<-ran // not Wait, which would run the task itself
+				wantNil(t, "Wait()", g.Wait())
+			})
+		})
+	}
+}
+
+// stepper holds one party of a pairing before each of its steps (hold, on
+// the party's goroutine) and lets it take them one at a time (first and
+// step, on the test's); after the last one, the party says it is done
+// (finish).
+type stepper struct {
+	at     chan pairStep // the party is held before this step
+	resume chan struct{} // lets it take that step
+	done   chan struct{} // closed by finish
+	left   atomic.Int32  // holds still to come
+	steps  int           // holds in all
+	taken  int           // steps let go
+}
+
+func newStepper(steps int) *stepper {
+	s := &stepper{at: make(chan pairStep), resume: make(chan struct{}), done: make(chan struct{}), steps: steps}
+	s.left.Store(int32(steps))
+	return s
+}
+
+// hold holds the party before step at, unless it has been held steps
+// times already.
+func (s *stepper) hold(at pairStep) {
+	if s.left.Add(-1) < 0 {
+		return
+	}
+	s.at <- at
+	<-s.resume
+}
+
+// finish says that the party has taken its last step; called again
+// later (the party goes through its steps again), it does nothing.
+func (s *stepper) finish() {
+	if s.left.Add(-1) == -1 {
+		close(s.done)
+	}
+}
+
+// first waits until the party is held before its first step.
+func (s *stepper) first() { <-s.at }
+
+// step lets the party take the step it is held before, and waits until it
+// is held before the next one, or, after the last, until it is done.
+func (s *stepper) step() {
+	s.resume <- struct{}{}
+	if s.taken++; s.taken < s.steps {
+		<-s.at
+	} else {
+		<-s.done
+	}
+}
+
+// interleavings returns every order of n steps of a party named a and m of
+// one named b, as strings such as "RRPRPP".
+func interleavings(a, b string, n, m int) []string {
+	switch {
+	case n == 0:
+		return []string{strings.Repeat(b, m)}
+	case m == 0:
+		return []string{strings.Repeat(a, n)}
+	}
+	var all []string
+	for _, rest := range interleavings(a, b, n-1, m) {
+		all = append(all, a+rest)
+	}
+	for _, rest := range interleavings(a, b, n, m-1) {
+		all = append(all, b+rest)
+	}
+	return all
 }

@@ -23,18 +23,44 @@ import (
 //   - patienceLong: a Wait's patience (worker.waitPatiently) lasts an
 //     hour instead of joinPatience. Otherwise a patient Wait whose wake-up
 //     was lost goes on after a millisecond, and nobody notices.
-//   - testHookRelease: run by Pool.release after the slot is given up and
-//     before the retiring worker stops counting as inactive, with the
-//     worker and the pool's live count at that moment.
+//   - testHookPair: run before each step of the pairing of a retiring
+//     worker (Pool.release) with a Go from outside (Pool.inject and its
+//     maybeSpawn), and as release returns, with the step, the retiring
+//     worker (nil for the poster's steps) and the pool's live count once
+//     the worker has given its slot up (-1 before, and for the poster's
+//     steps). A test that holds each party at its steps can run them in
+//     any order.
 //
 // Tests set them while the pool is idle and clear them before it must
 // retire (see the tests in rescue_test.go).
 var (
-	lingerOff       atomic.Bool
-	submitPollOff   atomic.Bool
-	patienceLong    atomic.Bool
-	testHookRelease atomic.Pointer[func(w *worker, live int32)]
+	lingerOff     atomic.Bool
+	submitPollOff atomic.Bool
+	patienceLong  atomic.Bool
+	testHookPair  atomic.Pointer[func(at pairStep, w *worker, live int32)]
 )
+
+// pairStep names the steps of the pairing of a retiring worker with a
+// poster at which testHookPair runs: each before the operation it names,
+// but retireDone.
+type pairStep uint8
+
+const (
+	retireVacate pairStep = iota // Pool.release gives the slot up
+	retireStop                   // the worker stops counting as inactive
+	retireLook                   // its last look at the queues
+	retireDone                   // after all that: release returns
+	postPush                     // Pool.inject pushes the task
+	postCount                    // it moves the jobs event counter (and reads the idle workers)
+	postSpawn                    // maybeSpawn decides from those counts and the pool's room
+)
+
+// pairHook runs testHookPair, if a test set it.
+func pairHook(at pairStep, w *worker, live int32) {
+	if h := testHookPair.Load(); h != nil {
+		(*h)(at, w, live)
+	}
+}
 
 // patience is how long a Wait waits in its worker's place
 // (worker.waitPatiently): joinPatience, or an hour when a test switched

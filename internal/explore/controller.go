@@ -137,22 +137,28 @@ func (u *Thread) Join() {
 // at any moment (running); every other thread is parked on its resume
 // channel. The holder reads and writes the fields below; handing the baton
 // on (a channel send and receive) orders its writes before the next
-// holder's reads. byGID alone is also written by threads that start, before
-// they first hold the baton, so it has a mutex.
+// holder's reads. Two fields are read by any goroutine that reaches an
+// exploration point (self), so they are atomic: byGID, written by each
+// thread as it starts, before it first holds the baton (spawn waits for
+// that, so writes never overlap), and checking, written by the holder.
 type run struct {
-	mu    sync.Mutex
-	byGID map[int64]*Thread
+	// byGID lists the threads by goroutine id, copied on write: a
+	// schedule has a few threads, and self runs at every point.
+	byGID atomic.Pointer[[]gidThread]
 
 	threads  []*Thread
 	running  *Thread
 	strat    Strategy
 	steps    int
 	maxSteps int
-	trace    []string       // the last traceLen steps, a ring
+	trace    []traceEntry   // the last traceLen steps, a ring
 	checks   []func() error // at quiescence
 	always   []func() error // at every step
-	checking bool
+	checking atomic.Bool    // the checks run: points are not steps
 	failure  string
+	carriers *carriers // the exploration's (see carriers)
+	cands    []*Thread // pick's scratch
+	ids      []int     // choose's scratch
 	finished chan struct{}
 	// abort is closed after a failed schedule, to unwind its threads'
 	// goroutines (runtime.Goexit) so that none is left behind.
@@ -161,32 +167,118 @@ type run struct {
 
 const traceLen = 80
 
+// traceEntry is one step of the trace, formatted only for a report: a
+// schedule takes hundreds of steps, and almost every schedule passes.
+type traceEntry struct {
+	step   int
+	thread *Thread
+	prefix string // before what, such as "block: "
+	what   string
+}
+
+func (e traceEntry) String() string {
+	return fmt.Sprintf("%5d %-12s %s%s", e.step, e.thread.name, e.prefix, e.what)
+}
+
+// gidThread is an entry of run.byGID.
+type gidThread struct {
+	id int64
+	t  *Thread
+}
+
+// self returns the thread of the calling goroutine, or nil if it is none,
+// or if the checks run (check).
 func (r *run) self() *Thread {
-	id := gid.Current()
-	r.mu.Lock()
-	t := r.byGID[id]
-	c := r.checking
-	r.mu.Unlock()
-	if c {
+	if r.checking.Load() {
 		return nil
 	}
-	return t
+	id := gid.Current()
+	for _, e := range *r.byGID.Load() {
+		if e.id == id {
+			return e.t
+		}
+	}
+	return nil
 }
 
 func (r *run) spawn(name string, f func()) *Thread {
 	u := &Thread{id: len(r.threads), name: fmt.Sprintf("%s#%d", name, len(r.threads)), resume: make(chan struct{}, 1)}
 	r.threads = append(r.threads, u)
 	registered := make(chan struct{})
-	go func() {
-		r.mu.Lock()
-		r.byGID[gid.Current()] = u
-		r.mu.Unlock()
+	r.carriers.start(func() {
+		// The carrier may have run a thread of this schedule that has
+		// returned: u replaces it.
+		id := gid.Current()
+		list := []gidThread{{id, u}}
+		for _, e := range *r.byGID.Load() {
+			if e.id != id {
+				list = append(list, e)
+			}
+		}
+		r.byGID.Store(&list)
 		close(registered)
 		r.wait(u)
 		r.body(u, f)
-	}()
+	})
 	<-registered
 	return u
+}
+
+// carriers are the goroutines that run the threads of an exploration's
+// schedules, each thread after thread: a schedule starts a few threads,
+// and growing the stack of a new goroutine for each took a fifth of the
+// time of an exploration. A carrier whose thread has returned waits in
+// idle for the next one; one whose schedule was aborted exits (wait).
+// stop, at the end of the exploration, ends the others.
+type carriers struct {
+	mu     sync.Mutex
+	idle   []chan func()
+	closed bool
+	live   sync.WaitGroup
+}
+
+// start runs f on an idle carrier, or on a new one.
+func (cs *carriers) start(f func()) {
+	cs.mu.Lock()
+	if n := len(cs.idle); n > 0 {
+		c := cs.idle[n-1]
+		cs.idle = cs.idle[:n-1]
+		cs.mu.Unlock()
+		c <- f
+		return
+	}
+	cs.mu.Unlock()
+	c := make(chan func(), 1)
+	c <- f
+	cs.live.Add(1)
+	go cs.carry(c)
+}
+
+// carry runs what comes on c until stop closes it.
+func (cs *carriers) carry(c chan func()) {
+	defer cs.live.Done()
+	for f := range c {
+		f()
+		cs.mu.Lock()
+		if cs.closed {
+			cs.mu.Unlock()
+			return
+		}
+		cs.idle = append(cs.idle, c)
+		cs.mu.Unlock()
+	}
+}
+
+// stop ends every carrier: the idle ones now, the others as they come
+// back (or unwind). It may be called again.
+func (cs *carriers) stop() {
+	cs.mu.Lock()
+	cs.closed = true
+	for _, c := range cs.idle {
+		close(c)
+	}
+	cs.idle = nil
+	cs.mu.Unlock()
 }
 
 // body runs f as thread u and ends the thread.
@@ -201,7 +293,7 @@ func (r *run) body(u *Thread, f func()) {
 			return
 		}
 		u.state = done
-		r.record(u, "return")
+		r.record(u, "", "return")
 		Release(u)
 		next := r.pick(u, false)
 		if next != nil {
@@ -223,12 +315,12 @@ func (r *run) wait(t *Thread) {
 	}
 }
 
-func (r *run) record(t *Thread, what string) {
-	line := fmt.Sprintf("%5d %-12s %s", r.steps, t.name, what)
+func (r *run) record(t *Thread, prefix, what string) {
+	e := traceEntry{r.steps, t, prefix, what}
 	if len(r.trace) < traceLen {
-		r.trace = append(r.trace, line)
+		r.trace = append(r.trace, e)
 	} else {
-		r.trace[r.steps%traceLen] = line
+		r.trace[r.steps%traceLen] = e
 	}
 }
 
@@ -246,7 +338,7 @@ func (r *run) step(t *Thread, what string, addr any, yield bool) {
 	}
 	t.yield = yield
 	t.what = what
-	r.record(t, what)
+	r.record(t, "", what)
 	if msg := r.check(r.always); msg != "" {
 		r.fail("at step " + fmt.Sprint(r.steps) + ": " + msg)
 		r.wait(t)
@@ -261,7 +353,7 @@ func (r *run) block(t *Thread, what string, on any, timed bool) bool {
 	if timed {
 		t.state = timedBlocked
 	}
-	r.record(t, "block: "+what)
+	r.record(t, "block: ", what)
 	r.switchTo(t, r.pick(t, true))
 	if t.expire {
 		t.expire = false
@@ -287,7 +379,7 @@ func (r *run) switchTo(t, next *Thread) {
 // the schedule has ended. blockedNow: t has just blocked.
 func (r *run) pick(t *Thread, blockedNow bool) *Thread {
 	for {
-		var cands []*Thread
+		cands := r.cands[:0]
 		for _, u := range r.threads {
 			if u.state == runnable {
 				cands = append(cands, u)
@@ -309,8 +401,10 @@ func (r *run) pick(t *Thread, blockedNow bool) *Thread {
 					}
 				}
 			}
+			r.cands = cands
 			return cands[r.choose(cands, cur, yielder)]
 		}
+		r.cands = cands
 		// Quiescent: no thread can run. Check the properties that must
 		// hold here, then let a time limit pass, if any thread has one.
 		if msg := r.check(r.always, r.checks); msg != "" {
@@ -333,7 +427,7 @@ func (r *run) pick(t *Thread, blockedNow bool) *Thread {
 				u = timed[r.choose(timed, -1, -1)]
 			}
 			u.state, u.on, u.expire = runnable, nil, true
-			r.record(u, "time limit passes")
+			r.record(u, "", "time limit passes")
 			continue
 		}
 		if live == 0 {
@@ -346,10 +440,11 @@ func (r *run) pick(t *Thread, blockedNow bool) *Thread {
 }
 
 func (r *run) choose(cands []*Thread, cur, yielder int) int {
-	ids := make([]int, len(cands))
-	for i, u := range cands {
-		ids[i] = u.id
+	ids := r.ids[:0]
+	for _, u := range cands {
+		ids = append(ids, u.id)
 	}
+	r.ids = ids
 	c := r.strat.choose(ids, cur, yielder, r.steps)
 	if c < 0 || c >= len(ids) {
 		r.fail(fmt.Sprintf("replay diverged: the strategy chose %d of %d threads (is the program deterministic?)", c, len(ids)))
@@ -361,14 +456,8 @@ func (r *run) choose(cands []*Thread, cur, yielder int) int {
 // check runs the given checks with exploration points off and returns the
 // first failure.
 func (r *run) check(lists ...[]func() error) string {
-	r.mu.Lock()
-	r.checking = true
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.checking = false
-		r.mu.Unlock()
-	}()
+	r.checking.Store(true)
+	defer r.checking.Store(false)
 	for _, l := range lists {
 		for _, c := range l {
 			if err := c(); err != nil {
@@ -402,18 +491,12 @@ func (r *run) report() string {
 		fmt.Fprintf(&b, "  %-12s %s (last: %s)\n", u.name, u.state, u.what)
 	}
 	fmt.Fprintf(&b, "last steps:\n")
-	lines := append([]string(nil), r.trace...)
-	sort.SliceStable(lines, func(i, j int) bool { return stepOf(lines[i]) < stepOf(lines[j]) })
-	for _, l := range lines {
-		b.WriteString("  " + l + "\n")
+	entries := append([]traceEntry(nil), r.trace...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].step < entries[j].step })
+	for _, e := range entries {
+		b.WriteString("  " + e.String() + "\n")
 	}
 	return b.String()
-}
-
-func stepOf(line string) int {
-	var n int
-	fmt.Sscan(line, &n)
-	return n
 }
 
 func stack() []byte {
@@ -497,6 +580,8 @@ func Explore(t testing.TB, opts Options, prog func(s *Schedule)) Result {
 	}
 	var res Result
 	start := time.Now()
+	cs := new(carriers)
+	defer cs.stop()
 	for opts.MaxSchedules == 0 || res.Schedules < opts.MaxSchedules {
 		if opts.Budget > 0 && time.Since(start) > opts.Budget {
 			break
@@ -505,8 +590,9 @@ func Explore(t testing.TB, opts Options, prog func(s *Schedule)) Result {
 			res.Exhausted = true
 			break
 		}
-		r := &run{byGID: map[int64]*Thread{}, strat: opts.Strategy, maxSteps: opts.MaxSteps,
-			finished: make(chan struct{}), abort: make(chan struct{})}
+		r := &run{carriers: cs, strat: opts.Strategy, maxSteps: opts.MaxSteps,
+			finished: make(chan struct{}), abort: make(chan struct{}), trace: make([]traceEntry, 0, traceLen)}
+		r.byGID.Store(new([]gidThread))
 		if !active.CompareAndSwap(nil, r) {
 			t.Fatal("explore: explorations must not run concurrently")
 		}
@@ -532,6 +618,11 @@ func Explore(t testing.TB, opts Options, prog func(s *Schedule)) Result {
 		}
 		opts.Strategy.end(r.steps)
 	}
+	// Every schedule has ended, each thread returned: its carrier is idle
+	// or about to be. (After a failure, the deferred stop does not wait: a
+	// thread of a schedule that hung may never come back.)
+	cs.stop()
+	cs.live.Wait()
 	return res
 }
 

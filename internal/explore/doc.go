@@ -45,7 +45,12 @@
 // the Go scheduler's own preemption inside non-atomic code (the code under
 // test shares memory only through atomics and mutexes), or real time.
 // Operations outside the four packages (goroutine identity, the runtime's
-// metrics, timers other than the linger) are not exploration points.
+// metrics, timers other than the linger) are not exploration points. A
+// thread runs on a goroutine that may have run an earlier thread of the
+// exploration (threads are carried by reused goroutines, whose stacks
+// have grown already): what a program keys by goroutine id must be gone
+// once its thread returns, as the scheduler's tables of workers and
+// runners are.
 //
 // # What the project verifies
 //

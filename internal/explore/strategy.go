@@ -45,28 +45,30 @@ func Exhaustive(bound int) Strategy { return &dfs{bound: bound} }
 type decision struct {
 	n, cur  int // candidates, and the index of the last step's thread (or -1)
 	yielder int // the index of the last step's thread if it yielded (or -1)
-	pos     int // position of the choice in order()
+	pos     int // position of the choice in the order of at
 	preempt int // preemptions made before this choice
 }
 
-// order lists the candidates in the order they are tried: first the one
-// that costs no preemption (cur, or the first other than the yielder when
-// cur is -1), then the rest, the yielder last.
-func (d decision) order() []int {
+// at returns the candidate tried at position pos (0 <= pos < n), in the
+// order they are tried: first the one that costs no preemption (cur, or
+// the first other than the yielder when cur is -1), then the rest, the
+// yielder last. (Computed, not listed: it runs at every step.)
+func (d decision) at(pos int) int {
 	first := max(d.cur, 0)
 	if d.cur < 0 && first == d.yielder {
 		first++
 	}
-	o := []int{first}
+	if pos == 0 {
+		return first
+	}
 	for i := range d.n {
 		if i != first && i != d.yielder {
-			o = append(o, i)
+			if pos--; pos == 0 {
+				return i
+			}
 		}
 	}
-	if d.yielder >= 0 {
-		o = append(o, d.yielder)
-	}
-	return o
+	return d.yielder
 }
 
 func (d decision) cost(c int) int {
@@ -92,9 +94,8 @@ func (s *dfs) begin() bool {
 	}
 	for i := len(s.decisions) - 1; i >= 0; i-- {
 		d := s.decisions[i]
-		o := d.order()
-		for p := d.pos + 1; p < len(o); p++ {
-			if d.preempt+d.cost(o[p]) <= s.bound {
+		for p := d.pos + 1; p < d.n; p++ {
+			if d.preempt+d.cost(d.at(p)) <= s.bound {
 				s.prefix = s.prefix[:0]
 				for _, e := range s.decisions[:i] {
 					s.prefix = append(s.prefix, e.pos)
@@ -113,7 +114,7 @@ func (s *dfs) choose(ids []int, cur, yielder, _ int) int {
 	preempt := 0
 	if k := len(s.decisions); k > 0 {
 		last := s.decisions[k-1]
-		preempt = last.preempt + last.cost(last.order()[last.pos])
+		preempt = last.preempt + last.cost(last.at(last.pos))
 	}
 	d := decision{n: n, cur: cur, yielder: yielder, preempt: preempt}
 	if k := len(s.decisions); k < len(s.prefix) {
@@ -123,7 +124,7 @@ func (s *dfs) choose(ids []int, cur, yielder, _ int) int {
 		}
 	}
 	s.decisions = append(s.decisions, d)
-	return d.order()[d.pos]
+	return d.at(d.pos)
 }
 
 func (s *dfs) end(int) {}
@@ -135,7 +136,7 @@ func (s *dfs) String() string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprint(&b, d.order()[d.pos])
+		fmt.Fprint(&b, d.at(d.pos))
 	}
 	b.WriteString("]")
 	return b.String()

@@ -64,7 +64,8 @@ func byReads(t *testing.T, f func(t *testing.T, kind int)) {
 // hand a slot on, by the workers' statuses or, with statuses off, by the
 // runtime's counts: the test goroutine keeps posting empty tasks (of
 // another group) from outside until the releasing task has run, and that
-// task checks that a worker was detached as blocked (or off the CPU).
+// task checks that a worker was handed on (then, that the hand-off was
+// counted as one of a worker blocked, or off the CPU).
 func TestStatusPosterHandsOff(t *testing.T) {
 	byReads(t, testPosterHandsOff)
 }
@@ -78,19 +79,19 @@ func testPosterHandsOff(t *testing.T, kind int) {
 						block, release := b.make(t, procs)
 						var g Group
 						before := handedOff(kind)
-						released := make(chan uint64, 1)
+						released := make(chan int, 1)
 						blockBehind(t, &g, procs, from, block, func() error {
-							released <- handedOff(kind) - before
+							released <- detachedFor(detachHandOff)
 							release()
 							return nil
 						})
 						var other Group
 						posts := 0
-						var n uint64
+						var d int
 					post:
 						for {
 							select {
-							case n = <-released:
+							case d = <-released:
 								break post
 							default:
 								// One post at a time: a stream that keeps
@@ -103,8 +104,14 @@ func testPosterHandsOff(t *testing.T, kind int) {
 								runtime.Gosched()
 							}
 						}
-						if n == 0 {
-							t.Errorf("the releasing task ran with no worker handed off as blocked")
+						if d == 0 {
+							t.Errorf("the releasing task ran with no worker handed off")
+						} else {
+							// Of the kind the posters' checks make here. A
+							// hand-off is counted once its worker is
+							// detached and its deque drained, which may
+							// have let the releasing task run already.
+							testkit.WaitUntil(t, "the hand-off counted", func() bool { return handedOff(kind) > before })
 						}
 						wantNil(t, "Wait()", g.Wait())
 						wantNil(t, "Wait()", other.Wait())

@@ -154,7 +154,7 @@
 // plain writes are visible after Wait, the right error or panic; a client
 // that stops making progress, or a goroutine left after the load, fails it.
 // The scenarios errgroup can run also run on errgroup, which checks the
-// checks. CI runs it for 30 s plain and 30 s under -race, from a fresh seed
+// checks. CI runs it for 20 s plain and 20 s under -race, from a fresh seed
 // each time; it runs as long as one asks (go run ./internal/soak -d 1h).
 //
 // Each check is shown to catch the bugs it is for: internal/mutants holds

@@ -305,14 +305,14 @@ var mutants = []mutant{
 		name:  "sched-retire-no-last-look",
 		bug:   "a retiring worker gives up its slot and stops counting as idle without a last look at the queues",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"pairHook(retireLook, w, live)\n\tif p.queued() == 0 {", "pairHook(retireLook, w, live)\n\tif true {"}},
+		edits: []edit{{"hook.at(retireLook, w, live)\n\tif p.queued() == 0 {", "hook.at(retireLook, w, live)\n\tif true {"}},
 		check: noRescue,
 	},
 	{
 		name:  "sched-retire-no-last-look/explore",
 		bug:   "the same retirement without a last look, under every interleaving of a worker retiring while a task comes",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"pairHook(retireLook, w, live)\n\tif p.queued() == 0 {", "pairHook(retireLook, w, live)\n\tif true {"}},
+		edits: []edit{{"hook.at(retireLook, w, live)\n\tif p.queued() == 0 {", "hook.at(retireLook, w, live)\n\tif true {"}},
 		check: exploreSched,
 	},
 	{
@@ -320,8 +320,8 @@ var mutants = []mutant{
 		bug:  "a retiring worker takes its last look at the queues before it stops counting as idle",
 		file: "internal/sched/pool.go",
 		edits: []edit{
-			{"\tpairHook(retireStop, w, live)\n", "\tempty := p.queued() == 0\n\tpairHook(retireStop, w, live)\n"},
-			{"pairHook(retireLook, w, live)\n\tif p.queued() == 0 {", "pairHook(retireLook, w, live)\n\tif empty {"},
+			{"\thook.at(retireStop, w, live)\n", "\tempty := p.queued() == 0\n\thook.at(retireStop, w, live)\n"},
+			{"hook.at(retireLook, w, live)\n\tif p.queued() == 0 {", "hook.at(retireLook, w, live)\n\tif empty {"},
 		},
 		check: noRescue,
 	},
@@ -330,8 +330,8 @@ var mutants = []mutant{
 		bug:  "a retiring worker takes its last look at the queues before it gives its slot up: a poster that no longer counts it idle finds the pool full and starts no worker",
 		file: "internal/sched/pool.go",
 		edits: []edit{
-			{"\tpairHook(retireVacate, w, -1)\n\tp.mu.Lock()\n\tp.vacateLocked(w)\n\tlive := p.live.Load()\n\tp.mu.Unlock()\n", "\tlive := int32(-1)\n"},
-			{"\tpairHook(retireLook, w, live)\n\tif p.queued() == 0 {\n\t\treturn true\n\t}\n", "\tpairHook(retireLook, w, live)\n\tempty := p.queued() == 0\n\tpairHook(retireVacate, w, -1)\n\tp.mu.Lock()\n\tp.vacateLocked(w)\n\tp.mu.Unlock()\n\tif empty {\n\t\treturn true\n\t}\n"},
+			{"\thook.at(retireVacate, w, -1)\n\tp.mu.Lock()\n\tp.vacateLocked(w)\n\tlive := p.live.Load()\n\tp.mu.Unlock()\n", "\tlive := int32(-1)\n"},
+			{"\thook.at(retireLook, w, live)\n\tif p.queued() == 0 {\n\t\treturn true\n\t}\n", "\thook.at(retireLook, w, live)\n\tempty := p.queued() == 0\n\thook.at(retireVacate, w, -1)\n\tp.mu.Lock()\n\tp.vacateLocked(w)\n\tp.mu.Unlock()\n\tif empty {\n\t\treturn true\n\t}\n"},
 		},
 		check: retirePost,
 	},
@@ -340,7 +340,7 @@ var mutants = []mutant{
 		bug:  "a Go from outside reads the pool's room before it pushes its task: a worker that retires in between neither finds the task nor leaves the poster room to start one",
 		file: "internal/sched/pool.go",
 		edits: []edit{
-			{"\tpostBegin()\n\tpairHook(postPush, nil, -1)\n", "\tpostBegin()\n\tfull := p.full()\n\tpairHook(postPush, nil, -1)\n"},
+			{"\tpostBegin()\n\thook := testHookPair.Load()\n", "\tpostBegin()\n\tfull := p.full()\n\thook := testHookPair.Load()\n"},
 			{"\tp.maybeSpawn(c, uint32(n))\n\tpostEnd()\n}", "\tif c.Inactive() == 0 && (full || !p.spawn()) {\n\t\tp.ho.Saturated(uint32(n), nil)\n\t}\n\tpostEnd()\n}"},
 		},
 		check: retirePost,
@@ -349,7 +349,7 @@ var mutants = []mutant{
 		name:  "sched-retire-look-injector-only",
 		bug:   "a retiring worker's last look reads only the injector, not the deques of the workers that stay",
 		file:  "internal/sched/pool.go",
-		edits: []edit{{"pairHook(retireLook, w, live)\n\tif p.queued() == 0 {", "pairHook(retireLook, w, live)\n\tif p.inj.len() == 0 {"}},
+		edits: []edit{{"hook.at(retireLook, w, live)\n\tif p.queued() == 0 {", "hook.at(retireLook, w, live)\n\tif p.inj.len() == 0 {"}},
 		check: noRescue,
 	},
 	{

@@ -249,7 +249,7 @@ func schedPrograms() []schedProgram {
 					retired.Unpark()
 				}
 			}
-			testHookPair.Store(&hook)
+			testHookPair.Store((*pairHook)(&hook))
 			defer testHookPair.Store(nil)
 			first.goTask(0, nil)
 			first.wait(s, "group 0")

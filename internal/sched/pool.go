@@ -127,16 +127,17 @@ func (p *Pool) newWorker(i int) *worker {
 // inject queues t from a goroutine that is not a worker.
 func (p *Pool) inject(t job) {
 	postBegin()
-	pairHook(postPush, nil, -1)
+	hook := testHookPair.Load()
+	hook.at(postPush, nil, -1)
 	n := p.inj.push(t)
 	// After the push: the sleep protocol needs this order (package sleep).
-	pairHook(postCount, nil, -1)
+	hook.at(postCount, nil, -1)
 	c := p.sleep.Post()
 	if c.Sleeping() > 0 {
 		// Only now is it worth reading the consumers' side of the queue.
 		p.sleep.Wake(c, 1, p.inj.len() <= 1)
 	}
-	pairHook(postSpawn, nil, -1)
+	hook.at(postSpawn, nil, -1)
 	p.maybeSpawn(c, uint32(n))
 	postEnd()
 }
@@ -241,8 +242,9 @@ func (p *Pool) spawnExtra(n int) {
 func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	postBegin()
 	defer postEnd()
-	defer pairHook(retireDone, w, -1)
-	pairHook(retireVacate, w, -1)
+	hook := testHookPair.Load()
+	defer hook.at(retireDone, w, -1)
+	hook.at(retireVacate, w, -1)
 	p.mu.Lock()
 	p.vacateLocked(w)
 	live := p.live.Load()
@@ -251,9 +253,9 @@ func (p *Pool) release(w *worker, idle *sleep.Idle) bool {
 	// look at the queues (below). See maybeSpawn: a poster that read the
 	// counters before our StopLooking saw us inactive and relied on us,
 	// and its push comes before that read, so our look finds its task.
-	pairHook(retireStop, w, live)
+	hook.at(retireStop, w, live)
 	c := p.sleep.StopLooking(idle)
-	pairHook(retireLook, w, live)
+	hook.at(retireLook, w, live)
 	if p.queued() == 0 {
 		return true
 	}

@@ -133,7 +133,7 @@ func TestNoRescueRetireLastLook(t *testing.T) {
 						g.Go(func() error { close(done); return nil })
 					}
 				}
-				testHookPair.Store(&hook)
+				testHookPair.Store((*pairHook)(&hook))
 				startWorkers(t, procs) // they linger, then retire
 				<-done
 				wantNil(t, "Wait()", g.Wait())
@@ -169,7 +169,7 @@ func TestNoRescueRetireLastLookDeque(t *testing.T) {
 						<-pushed
 					}
 				}
-				testHookPair.Store(&hook)
+				testHookPair.Store((*pairHook)(&hook))
 				g.Go(func() error { // T
 					g.Go(func() error { return nil }) // no worker is idle: starts A
 					<-retiring
@@ -219,7 +219,7 @@ func TestNoRescueRetireAgainstPost(t *testing.T) {
 					}
 				}
 				startWorkers(t, 1) // it lingers, then retires
-				testHookPair.Store(&hook)
+				testHookPair.Store((*pairHook)(&hook))
 				var g Group
 				ran := make(chan struct{})
 				retirer.first() // the worker is in release

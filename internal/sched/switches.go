@@ -37,7 +37,7 @@ var (
 	lingerOff     atomic.Bool
 	submitPollOff atomic.Bool
 	patienceLong  atomic.Bool
-	testHookPair  atomic.Pointer[func(at pairStep, w *worker, live int32)]
+	testHookPair  atomic.Pointer[pairHook]
 )
 
 // pairStep names the steps of the pairing of a retiring worker with a
@@ -55,10 +55,14 @@ const (
 	postSpawn                    // maybeSpawn decides from those counts and the pool's room
 )
 
-// pairHook runs testHookPair, if a test set it.
-func pairHook(at pairStep, w *worker, live int32) {
-	if h := testHookPair.Load(); h != nil {
-		(*h)(at, w, live)
+// pairHook is testHookPair's function. The two parties load it once (a
+// post is on the hot path) and call at before each step.
+type pairHook func(at pairStep, w *worker, live int32)
+
+// at runs the hook, if a test set it (h is not nil).
+func (h *pairHook) at(step pairStep, w *worker, live int32) {
+	if h != nil {
+		(*h)(step, w, live)
 	}
 }
 

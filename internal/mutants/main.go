@@ -113,6 +113,11 @@ var (
 	// the monitor switched off, a hand-off that no poster makes is a hang.
 	statusPoster = check{"sched: posters alone hand blocked workers on (monitor off)",
 		[]string{"-run", "TestStatusPosterHandsOff", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	// A poster that takes its own tasks back: with a count that it lowers
+	// again, its check may never come, and with the monitor off that is a
+	// hang.
+	statusTakesBack = check{"sched: a poster that runs its own tasks in its Wait still hands blocked workers on (monitor off)",
+		[]string{"-run", "TestStatusPosterTakesBack", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	statusCPU = check{"sched: CPU-bound workers beside busy goroutines never count as blocked",
 		[]string{"-run", "TestStatusCPUBoundNotBlocked", "./internal/sched"}, nil}
 	// Each run is a few hundred milliseconds, and one in three or so
@@ -688,6 +693,13 @@ var mutants = []mutant{
 		file:  "internal/sched/handoff/handoff.go",
 		edits: []edit{{"\tif n%checkEvery == 0 {\n\t\th.check(self)\n\t}\n", ""}},
 		check: statusPoster,
+	},
+	{
+		name:  "status-poster-count-taken-back",
+		bug:   "a post returns the shard's published count, which a Wait that takes its tasks back lowers again: a client that posts and takes back a few tasks at a time never reaches its check",
+		file:  "internal/sched/injector.go",
+		edits: []edit{{"\tq.pushes++\n\tn := q.pushes // read under the lock\n", "\tq.pushes++\n\tn := p + 1\n"}},
+		check: statusTakesBack,
 	},
 	{
 		name:  "status-no-ramp",

@@ -168,6 +168,8 @@
 //     runs whatever keeps the workers stuck: TestHandOffBlocked,
 //     TestHandOffProgress, TestHandOffGCStorm (handoff_test.go),
 //     TestStatusPosterHandsOff (posters alone, the monitor switched off),
+//     TestStatusPosterTakesBack (likewise, a poster whose Wait takes its
+//     own tasks back),
 //     TestStatusRampsBlockingFanOut,
 //     TestStatusCPUBoundNotBlocked, TestStatusOffFallsBack (status_test.go;
 //     the poster, CPU-bound and storm tests run by statuses and by the

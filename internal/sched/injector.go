@@ -166,9 +166,10 @@ type queue struct {
 	_     [56]byte
 
 	// Producers' side, guarded by the tail lock (pub's low bit).
-	tail    *page // page holding slot published
-	tailOff int   // published % pageLen, kept to avoid the division
-	_       [48]byte
+	tail    *page  // page holding slot published
+	tailOff int    // published % pageLen, kept to avoid the division
+	pushes  uint64 // tasks ever pushed: push's result (unpushIf takes a task back, not its push)
+	_       [40]byte
 
 	// Consumers' side, on a line of its own: a consumer that polls the
 	// shard does not take the line that the producer writes next.
@@ -224,7 +225,11 @@ func (q *queue) lockTail() uint64 {
 // producers' fields alike.
 func (q *queue) unlockTail(n uint64) { q.pub.Store(n * onePub) }
 
-// push appends t and returns the number of tasks published, t included.
+// push appends t and returns the number of tasks ever pushed onto q, t
+// included. That count only grows; the published count does not (the
+// tempting result: a submitter that pushes k tasks and takes them back
+// would see the same k counts again and again, and a poster's check on
+// one count in checkEvery might never come).
 func (q *queue) push(t job) uint64 {
 	p := q.lockTail()
 	if q.tail == nil {
@@ -242,10 +247,12 @@ func (q *queue) push(t job) uint64 {
 		q.tail.next = b
 		q.tail, q.tailOff = b, 0
 	}
+	q.pushes++
+	n := q.pushes // read under the lock
 	// Publish and unlock: the slot write above synchronizes before any
 	// consumer's load of pub that observes p+1.
 	q.unlockTail(p + 1)
-	return p + 1
+	return n
 }
 
 // lazyInit makes the first page, shared by both ends. It runs under the

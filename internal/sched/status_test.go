@@ -123,6 +123,64 @@ func testPosterHandsOff(t *testing.T, kind int) {
 	}
 }
 
+// TestStatusPosterTakesBack: with the monitor switched off and every
+// worker blocked, the only poster is a client that posts a round of
+// tasks from outside and runs them itself in its Wait, which takes them
+// back from its shard, again and again. Its checks (one saturated post in
+// handoff.CheckEvery) must come all the same, and hand a blocked worker
+// on. The client starts where its shard holds one task more than a
+// multiple of CheckEvery, so that a count of what the shard holds (which
+// each round raises by its tasks and lowers again) would never reach the
+// next multiple.
+func TestStatusPosterTakesBack(t *testing.T) {
+	byReads(t, func(t *testing.T, kind int) {
+		const round = 8 // tasks; below CheckEvery-1
+		for _, procs := range []int{1, 2} {
+			t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+				withRescueOff(t, procs, true, func() {
+					// This goroutine's shard, where its posts go.
+					q := global.inj.shard()
+					every := uint64(handoff.CheckEvery)
+					// Tasks that workers take raise the shard's count for
+					// good: enough of them that the blocking tasks below
+					// leave it at 1 modulo CheckEvery.
+					pad := (every + 1 - (q.pubCount()+uint64(procs))%every) % every
+					var g Group
+					var ran sync.WaitGroup
+					ran.Add(int(pad))
+					for range pad {
+						g.Go(func() error { ran.Done(); return nil })
+					}
+					ran.Wait() // not g.Wait, which would take them back
+					wantNil(t, "Wait()", g.Wait())
+					ch := make(chan struct{})
+					var started atomic.Int32
+					for range procs {
+						g.Go(func() error { started.Add(1); <-ch; return nil })
+					}
+					testkit.WaitUntil(t, "every worker blocked", func() bool { return started.Load() == int32(procs) })
+					if c := q.pubCount() % every; c != 1 {
+						t.Fatalf("the shard holds %d modulo %d tasks, want 1: something else posted there", c, every)
+					}
+					before := handedOff(kind)
+					rounds := 0
+					for handedOff(kind) == before {
+						var other Group
+						for range round {
+							other.Go(func() error { return nil })
+						}
+						wantNil(t, "Wait()", other.Wait())
+						rounds++
+					}
+					close(ch)
+					wantNil(t, "Wait()", g.Wait())
+					t.Logf("a worker handed on after %d rounds of %d tasks taken back", rounds, round)
+				})
+			})
+		}
+	})
+}
+
 // statusBlockers are blockers with the pipes replaced by one pipe per
 // blocked task: readers of one file wait for its read lock, a runtime
 // semaphore that the collector uses too, which therefore never counts as

@@ -87,10 +87,12 @@ func (h *Handoff) Init(p Pool) {
 
 // Saturated is called by a poster that found the pool saturated: no
 // worker idle and no room to start one (or a worker about to run a task it
-// found with the pool full). n is the poster's own count of such posts:
-// one in checkEvery checks the workers (check), every one makes sure the
-// monitor runs (watch). self is the calling worker's slot when it is
-// between tasks or about to run one it has just found, or nil.
+// found with the pool full). n is the poster's own count of posts, one
+// that only grows (a count that goes down again may cycle below the next
+// multiple for good): one in checkEvery checks the workers (check), every
+// one makes sure the monitor runs (watch). self is the calling worker's
+// slot when it is between tasks or about to run one it has just found, or
+// nil.
 func (h *Handoff) Saturated(n uint32, self *Slot) {
 	if n%checkEvery == 0 {
 		h.check(self)
@@ -168,6 +170,10 @@ func (h *Handoff) ramp() {
 // HandedOff returns how many workers were handed on by kind (KindBlocked,
 // KindOffCPU, KindBound). For tests.
 func (h *Handoff) HandedOff(kind int) uint64 { return h.handedOff[kind].Load() }
+
+// CheckEvery is checkEvery: of a poster's saturated posts, one in
+// CheckEvery checks the workers. For tests.
+const CheckEvery = checkEvery
 
 // Ramps returns how many hand-offs ramped the pool up (ramp). For tests.
 func (h *Handoff) Ramps() uint64 { return h.ramps.Load() }

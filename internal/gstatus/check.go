@@ -56,8 +56,8 @@ const (
 	// the first probe it misreads).
 	checkTimeout = 5 * time.Second
 	// settleTimeout bounds step 5. Released probes exit at once (the
-	// sleeper within sleepStep), so this is only reached if something is
-	// badly wrong; the check then fails.
+	// sleeper within its last sleep, at most sleepMax), so this is only
+	// reached if something is badly wrong; the check then fails.
 	settleTimeout = time.Second
 	// instances is how many probes of each kind run. Two probes blocked
 	// the same way must read the same wait reason, which a byte that is
@@ -102,7 +102,7 @@ func prove() (findings, error) { return check(everywhere()) }
 
 // check finds the layout among c and proves it (see the top of this file).
 func check(c candidates) (findings, error) {
-	ch := &checker{c: c, deadline: time.Now().Add(checkTimeout), baseline: runtime.NumGoroutine()}
+	ch := &checker{c: c, deadline: time.Now().Add(checkTimeout), baseline: runtime.NumGoroutine(), gone: make(chan struct{})}
 	f, err := ch.run()
 	if serr := ch.settle(err == nil, f.layout); err == nil {
 		err = serr
@@ -120,8 +120,11 @@ type checker struct {
 	// baseline is runtime.NumGoroutine before the check started any
 	// goroutine.
 	baseline int
-	// live counts the goroutines the check started that have not returned.
+	// live counts the goroutines the check started that have not returned;
+	// the one that brings it to zero closes gone. Every goroutine starts
+	// before any is released, so it reaches zero once, in settle.
 	live   atomic.Int32
+	gone   chan struct{}
 	probes []*probe
 }
 
@@ -197,7 +200,11 @@ func intersect(a, b []uintptr) []uintptr {
 func (ch *checker) spawn(f func()) {
 	ch.live.Add(1)
 	go func() {
-		defer ch.live.Add(-1)
+		defer func() {
+			if ch.live.Add(-1) == 0 {
+				close(ch.gone)
+			}
+		}()
 		f()
 	}()
 }
@@ -374,7 +381,7 @@ func (ch *checker) settle(proven bool, l layout) error {
 	}
 	deadline := time.Now().Add(settleTimeout)
 	var err error
-	if !ch.waitUntil(deadline, func() bool { return ch.live.Load() == 0 }) {
+	if !ch.waitGone(deadline) {
 		err = errors.New("gstatus: released probes did not return")
 	} else if proven && !ch.waitUntil(deadline, func() bool { return ch.allGone(l) }) {
 		err = errors.New("gstatus: exited probes do not read as dead")
@@ -386,6 +393,27 @@ func (ch *checker) settle(proven bool, l layout) error {
 	// gives up at the deadline.)
 	ch.waitUntil(deadline, func() bool { return runtime.NumGoroutine() <= ch.baseline })
 	return err
+}
+
+// waitGone waits until every goroutine the check started has returned
+// (true), or the deadline passes (false). It blocks rather than polls: the
+// last of them to return wakes it, and the scheduler then runs it next,
+// where a poll that yields waits behind every goroutine that holds a
+// processor, each time (tens of milliseconds at GOMAXPROCS 1 beside busy
+// goroutines). That goroutine has exited too by the time this one runs,
+// so the polls after it find it dead at once.
+func (ch *checker) waitGone(deadline time.Time) bool {
+	if ch.live.Load() == 0 {
+		return true // none started
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-ch.gone:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // allGone reports whether every probe's goroutine has exited: its g reads

@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,6 +91,50 @@ func TestCheckPasses(t *testing.T) {
 		if f.layout != found.layout || f.labels != found.labels || f.reasons.blocking != found.reasons.blocking {
 			t.Fatalf("check found %+v, labels at %d, reasons %v; the first check %+v, %d, %v",
 				f.layout, f.labels, f.reasons.words, found.layout, found.labels, found.reasons.words)
+		}
+		t.Logf("check took %v", took)
+	}
+}
+
+// TestCheckPassesBesideBusyGoroutines runs the search at GOMAXPROCS 1
+// beside two goroutines that never block (as a client whose Wait runs its
+// own tasks): its polls and its probes get the processor only when the
+// runtime preempts them, every 10 to 20 ms. The check must pass all the
+// same, each time, and leave no goroutine behind. (It used to run out of
+// time here more often than not: the sleeping probe, woken every 250 µs,
+// was queued behind every poll.)
+func TestCheckPassesBesideBusyGoroutines(t *testing.T) {
+	requireOn(t)
+	testkit.SetProcs(t, 1)
+	var stop atomic.Bool
+	var busy sync.WaitGroup
+	var sink atomic.Uint64 // the spinners' results, so that they compute them
+	for range 2 {
+		busy.Go(func() {
+			x := uint64(1)
+			for !stop.Load() {
+				for range 1000 {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+				sink.Add(x)
+			}
+		})
+	}
+	defer busy.Wait()
+	defer stop.Store(true)
+	for i := range testkit.ScaleDown(5, 3) {
+		before := runtime.NumGoroutine()
+		start := time.Now()
+		f, err := check(everywhere())
+		took := time.Since(start)
+		if err != nil {
+			t.Fatalf("check %d beside busy goroutines: %v (after %v)", i, err, took)
+		}
+		if f.layout != found.layout {
+			t.Fatalf("check found %+v, the first check %+v", f.layout, found.layout)
+		}
+		if after := runtime.NumGoroutine(); after > before {
+			t.Fatalf("check left %d goroutines, had %d before", after, before)
 		}
 		t.Logf("check took %v", took)
 	}

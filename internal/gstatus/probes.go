@@ -28,9 +28,21 @@ type kind struct {
 	arm func() (park, release func(), err error)
 }
 
-// sleepStep is how long the sleeping probe sleeps at a time: short, so
-// that it exits soon after its release, since a sleep cannot be woken.
-const sleepStep = 250 * time.Microsecond
+// The sleeping probe sleeps sleepStep first, then, each time, about as
+// long as it has slept so far, up to sleepMax: short at first, so that a
+// check that takes a few milliseconds does not wait long for it to exit
+// after its release (a sleep cannot be woken), and longer once the check
+// is slow, so that it is parked when the check looks. Beside goroutines
+// that keep every processor busy, a sleeper woken every 250 µs waits for a
+// processor most of the time: at GOMAXPROCS 1 the scheduler wakes it (its
+// timer has expired) on the very pass that runs the checking goroutine's
+// next poll, and queues it behind, so that every poll read it runnable
+// and the check ran out of time. Exiting costs the check at most about
+// its time so far again, and no more than sleepMax.
+const (
+	sleepStep = 250 * time.Microsecond
+	sleepMax  = 64 * time.Millisecond
+)
 
 // kinds are the user-level ways to block. Their wait reasons, and only
 // theirs, are what Read reports as Blocked.
@@ -95,8 +107,9 @@ var kinds = []kind{
 	{words: "sleep", status: gWaiting, wanders: true, arm: func() (park, release func(), err error) {
 		var stop atomic.Bool
 		return func() {
+			start := time.Now()
 			for !stop.Load() {
-				time.Sleep(sleepStep)
+				time.Sleep(min(max(time.Since(start), sleepStep), sleepMax))
 			}
 		}, func() { stop.Store(true) }, nil
 	}},

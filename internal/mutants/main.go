@@ -130,6 +130,11 @@ var (
 		[]string{"-run", "TestStatusRampsBlockingFanOut", "./internal/sched"}, nil}
 	gstatusWaits = check{"gstatus: the collector's and the runtime's own waits never read Blocked",
 		[]string{"-run", "TestCollectorWaitIsNotBlocked|TestRuntimeSemaphoreIsNotBlocked", "./internal/gstatus"}, nil}
+	// At GOMAXPROCS 1 beside goroutines that never block. A sleeping probe
+	// queued behind every poll fails most checks, not every one: each run
+	// tries several, and the check runs the test six times.
+	gstatusBusy = check{"gstatus: the check passes at GOMAXPROCS 1 beside goroutines that never block",
+		[]string{"-run", "TestCheckPassesBesideBusyGoroutines", "-count=6", "./internal/gstatus"}, nil}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
 	offCPUProof = check{"handoff: the fallback's proof that workers are off the CPU, rule by rule",
@@ -836,6 +841,13 @@ var mutants = []mutant{
 		file:  "internal/gstatus/check.go",
 		edits: []edit{{"		case len(settled) == 1:\n", "		case len(settled) >= 1:\n"}},
 		check: gstatusSearch,
+	},
+	{
+		name:  "gstatus-sleeper-short-steps",
+		bug:   "the sleeping probe sleeps 250 µs at a time however long the check has run: beside busy goroutines it is runnable at every poll, and the check runs out of time",
+		file:  "internal/gstatus/probes.go",
+		edits: []edit{{"time.Sleep(min(max(time.Since(start), sleepStep), sleepMax))", "time.Sleep(sleepStep + 0*time.Since(start))"}},
+		check: gstatusBusy,
 	},
 	{
 		name:  "gstatus-reason-kinds-alike",

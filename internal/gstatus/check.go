@@ -101,8 +101,16 @@ func only(l layout, labels uintptr) candidates {
 func prove() (findings, error) { return check(everywhere()) }
 
 // check finds the layout among c and proves it (see the top of this file).
-func check(c candidates) (findings, error) {
-	ch := &checker{c: c, deadline: time.Now().Add(checkTimeout), baseline: runtime.NumGoroutine(), gone: make(chan struct{})}
+func check(c candidates) (findings, error) { return newChecker(c).check() }
+
+// newChecker returns a checker of c whose steps 1 to 4 start now.
+func newChecker(c candidates) *checker {
+	return &checker{c: c, deadline: time.Now().Add(checkTimeout), settleFor: settleTimeout,
+		baseline: runtime.NumGoroutine(), gone: make(chan struct{})}
+}
+
+// check runs the steps.
+func (ch *checker) check() (findings, error) {
 	f, err := ch.run()
 	if serr := ch.settle(err == nil, f.layout); err == nil {
 		err = serr
@@ -117,6 +125,9 @@ func check(c candidates) (findings, error) {
 type checker struct {
 	c        candidates
 	deadline time.Time
+	// settleFor bounds step 5 (settleTimeout; longer in a test that must
+	// not pass by running out of it).
+	settleFor time.Duration
 	// baseline is runtime.NumGoroutine before the check started any
 	// goroutine.
 	baseline int
@@ -379,7 +390,7 @@ func (ch *checker) settle(proven bool, l layout) error {
 	for _, p := range ch.probes {
 		p.release()
 	}
-	deadline := time.Now().Add(settleTimeout)
+	deadline := time.Now().Add(ch.settleFor)
 	var err error
 	if !ch.waitGone(deadline) {
 		err = errors.New("gstatus: released probes did not return")
@@ -390,8 +401,14 @@ func (ch *checker) settle(proven bool, l layout) error {
 	// goroutine runs a little runtime code; when the layout failed, the
 	// count is the only way to see that it has finished. (If a goroutine
 	// started by someone else during the check is still running, this
-	// gives up at the deadline.)
-	ch.waitUntil(deadline, func() bool { return runtime.NumGoroutine() <= ch.baseline })
+	// gives up at the deadline.) When it held, every probe has read dead,
+	// which the runtime stores on the way out, a moment before the count:
+	// waiting for the count then would only wait, up to the deadline, for
+	// the goroutines that the program (a pool ramping up, say) starts
+	// meanwhile, with the reader proven and not yet on.
+	if !proven || err != nil {
+		ch.waitUntil(deadline, func() bool { return runtime.NumGoroutine() <= ch.baseline })
+	}
 	return err
 }
 

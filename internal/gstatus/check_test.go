@@ -140,6 +140,41 @@ func TestCheckPassesBesideBusyGoroutines(t *testing.T) {
 	}
 }
 
+// TestCheckEndsBesideNewGoroutines: goroutines that the program starts
+// while the check runs (a pool ramping up) and that are still there when
+// it ends must not hold it up: once its probes read dead, it is over. The
+// check's bound on its last step is lifted, so that one that waited for
+// the goroutine count to come down again would hang (the goroutines here
+// wait for the check to return) instead of passing at that bound, a
+// second later, with the reader proven and not on meanwhile.
+func TestCheckEndsBesideNewGoroutines(t *testing.T) {
+	requireOn(t)
+	testkit.Guard(t, func() {
+		ch := newChecker(everywhere())
+		ch.settleFor = time.Hour
+		release := make(chan struct{})
+		var others sync.WaitGroup
+		started := make(chan struct{})
+		go func() {
+			defer close(started)
+			// After the check has taken its baseline: it has.
+			for range 4 {
+				others.Go(func() { <-release })
+			}
+		}()
+		<-started
+		f, err := ch.check()
+		close(release)
+		others.Wait()
+		if err != nil {
+			t.Fatalf("check beside new goroutines: %v", err)
+		}
+		if f.layout != found.layout {
+			t.Fatalf("check found %+v, the first check %+v", f.layout, found.layout)
+		}
+	})
+}
+
 // TestReasonsMatchRuntimeStack parks one goroutine in each of the probes'
 // ways, reads each through the layout found, and compares the words the
 // check learned for the wait reason read with the words runtime.Stack

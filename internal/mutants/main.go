@@ -135,6 +135,8 @@ var (
 	// tries several, and the check runs the test six times.
 	gstatusBusy = check{"gstatus: the check passes at GOMAXPROCS 1 beside goroutines that never block",
 		[]string{"-run", "TestCheckPassesBesideBusyGoroutines", "-count=6", "./internal/gstatus"}, nil}
+	gstatusSettle = check{"gstatus: goroutines started during the check do not hold its end",
+		[]string{"-run", "TestCheckEndsBesideNewGoroutines", "./internal/gstatus"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
 	offCPUProof = check{"handoff: the fallback's proof that workers are off the CPU, rule by rule",
@@ -848,6 +850,13 @@ var mutants = []mutant{
 		file:  "internal/gstatus/probes.go",
 		edits: []edit{{"time.Sleep(min(max(time.Since(start), sleepStep), sleepMax))", "time.Sleep(sleepStep + 0*time.Since(start))"}},
 		check: gstatusBusy,
+	},
+	{
+		name:  "gstatus-settle-waits-count",
+		bug:   "a check that proved its layout still waits for the goroutine count to fall back to where it was, up to a second with a pool ramping up meanwhile, and the reader stays off that long",
+		file:  "internal/gstatus/check.go",
+		edits: []edit{{"\tif !proven || err != nil {\n", "\tif true {\n"}},
+		check: gstatusSettle,
 	},
 	{
 		name:  "gstatus-reason-kinds-alike",

@@ -215,10 +215,11 @@
 // waits up to that long for one, where errgroup's would wait for about a
 // task. Tasks that wait for each other (a barrier, a chain) beside such
 // groups can take tens of milliseconds where errgroup's take a fraction
-// of one (BENCHMARKS.md, "Chains and barriers beside busy groups", has
-// the figures). wsgroup has no setting that makes workers stop at task
-// ends to let such goroutines run: the rules tried cost services more
-// than they gave the barrier.
+// of one (BENCHMARKS.md, "Tasks that wait for each other beside busy
+// clients", has the figures at every GOMAXPROCS, and examples/barrier
+// measures them). wsgroup has no setting that makes workers or helping
+// Waits stop at task ends to let such goroutines run: the rules tried cost
+// services more than they gave the barrier.
 //
 // # Limits
 //

@@ -417,8 +417,9 @@ func (ch *checker) settle(proven bool, l layout) error {
 // last of them to return wakes it, and the scheduler then runs it next,
 // where a poll that yields waits behind every goroutine that holds a
 // processor, each time (tens of milliseconds at GOMAXPROCS 1 beside busy
-// goroutines). That goroutine has exited too by the time this one runs,
-// so the polls after it find it dead at once.
+// goroutines). At GOMAXPROCS 1 that goroutine has exited by the time this
+// one runs (it gives the processor up by exiting), so the polls after it
+// find it dead at once; elsewhere they wait the moment it may take.
 func (ch *checker) waitGone(deadline time.Time) bool {
 	if ch.live.Load() == 0 {
 		return true // none started

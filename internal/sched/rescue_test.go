@@ -2,7 +2,6 @@ package sched
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -102,8 +101,8 @@ func startWorkers(t *testing.T, n int) {
 	t.Helper()
 	var g Group
 	var started, read atomic.Int32
-	var fewest atomic.Int32
-	fewest.Store(math.MaxInt32)
+	var seen atomic.Int32 // n, or a live count other than n that a task read
+	seen.Store(int32(n))
 	barrier := func(c *atomic.Int32) {
 		for c.Add(1); c.Load() < int32(n); {
 			runtime.Gosched()
@@ -115,11 +114,8 @@ func startWorkers(t *testing.T, n int) {
 		g.Go(func() error {
 			defer wg.Done()
 			barrier(&started)
-			for l := global.live.Load(); ; {
-				f := fewest.Load()
-				if l >= f || fewest.CompareAndSwap(f, l) {
-					break
-				}
+			if l := global.live.Load(); l != int32(n) {
+				seen.Store(l)
 			}
 			barrier(&read)
 			return nil
@@ -127,7 +123,7 @@ func startWorkers(t *testing.T, n int) {
 	}
 	wg.Wait()
 	wantNil(t, "Wait()", g.Wait())
-	if l := fewest.Load(); l != int32(n) {
+	if l := seen.Load(); l != int32(n) {
 		t.Fatalf("%d live workers while %d tasks waited for each other, want %d", l, n, n)
 	}
 }

@@ -16,8 +16,10 @@ import (
 // It runs on the goroutine of Start or Prove (never during package
 // initialization), takes a few milliseconds, stops no goroutine but its
 // own probes, takes no dump of other goroutines, and leaves no goroutine
-// behind: every probe it starts has exited when it returns, so neither
-// goleak nor a program's runtime.NumGoroutine sees one afterwards. Each
+// behind: every probe it starts has exited when it returns, so goleak
+// sees none afterwards. (runtime.NumGoroutine counts a goroutine out a
+// moment after it exits; when the check passed, it does not wait for
+// that moment, see settle.) Each
 // field starts with a set of candidate offsets (every aligned offset below
 // searchBound, or, in tests, just the one given) and each step keeps those
 // that agree with what it knows:

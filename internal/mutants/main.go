@@ -137,6 +137,8 @@ var (
 		[]string{"-run", "TestCheckPassesBesideBusyGoroutines", "-count=6", "./internal/gstatus"}, nil}
 	gstatusSettle = check{"gstatus: goroutines started during the check do not hold its end",
 		[]string{"-run", "TestCheckEndsBesideNewGoroutines", "./internal/gstatus"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
+	gstatusLeaves = check{"gstatus: a check leaves no goroutine behind",
+		[]string{"-run", "TestCheckPasses$", "./internal/gstatus"}, nil}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
 	offCPUProof = check{"handoff: the fallback's proof that workers are off the CPU, rule by rule",
@@ -857,6 +859,14 @@ var mutants = []mutant{
 		file:  "internal/gstatus/check.go",
 		edits: []edit{{"\tif !proven || err != nil {\n", "\tif true {\n"}},
 		check: gstatusSettle,
+	},
+	{
+		name: "gstatus-settle-leaves-probes",
+		bug:  "the check returns once it has released its probes, before they have exited",
+		file: "internal/gstatus/check.go",
+		edits: []edit{{"\tif !ch.waitGone(deadline) {\n", "\tif false && !ch.waitGone(deadline) {\n"},
+			{"\t} else if proven && !ch.waitUntil(", "\t} else if false && proven && !ch.waitUntil("}},
+		check: gstatusLeaves,
 	},
 	{
 		name:  "gstatus-reason-kinds-alike",

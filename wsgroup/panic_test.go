@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -360,33 +359,42 @@ func TestPanicInWaitSticks(t *testing.T) {
 
 // TestPanicInWaitPanicNilGODEBUG: under GODEBUG=panicnil=1, recover returns
 // nil for panic(nil); the group still records it (Value nil) rather than
-// taking it for runtime.Goexit. Run in a subprocess, where the setting can
-// be made.
+// taking it for runtime.Goexit, whether the task ran on the goroutine of
+// the Wait or on a worker (the Wait of a group made inside a task runs the
+// group's tasks there). Run in a subprocess, where the setting can be made.
 func TestPanicInWaitPanicNilGODEBUG(t *testing.T) {
-	if os.Getenv(panicChildEnv) == "panicnil" {
-		var g wsgroup.Group
-		g.SetPanicMode(wsgroup.PanicInWait)
-		g.Go(func() error { panic(nil) })
-		v, panicked := testkit.Recover(func() { g.Wait() })
-		pe, ok := v.(*wsgroup.PanicError)
-		switch {
-		case !panicked:
-			os.Stdout.WriteString("RESULT: Wait returned\n")
-		case !ok:
-			os.Stdout.WriteString("RESULT: Wait panicked with something else\n")
-		case pe.Value != nil:
-			os.Stdout.WriteString("RESULT: Value not nil\n")
-		default:
-			os.Stdout.WriteString("RESULT: ok\n")
+	if os.Getenv(panicChildEnv) != "panicnil" {
+		testkit.Child(t, "TestPanicInWaitPanicNilGODEBUG", panicChildEnv+"=panicnil", "GODEBUG=panicnil=1")
+		return
+	}
+	testkit.Guard(t, func() {
+		// check waits for a group whose one task panics with nil.
+		check := func(where string) {
+			var g wsgroup.Group
+			g.SetPanicMode(wsgroup.PanicInWait)
+			g.Go(func() error { panic(nil) })
+			v, panicked := testkit.Recover(func() { g.Wait() })
+			pe, ok := v.(*wsgroup.PanicError)
+			switch {
+			case !panicked:
+				t.Errorf("%s: Wait returned", where)
+			case !ok:
+				t.Errorf("%s: Wait panicked with %T %v, want a *PanicError", where, v, v)
+			case pe.Value != nil:
+				t.Errorf("%s: PanicError.Value = %v, want nil", where, pe.Value)
+			}
 		}
-		os.Exit(0)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPanicInWaitPanicNilGODEBUG$", "-test.count=1")
-	cmd.Env = append(os.Environ(), panicChildEnv+"=panicnil", "GODEBUG=panicnil=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("RESULT: ok\n")) {
-		t.Errorf("child: %v; want RESULT: ok; output:\n%s", err, out)
-	}
+		check("outside the pool")
+		// A worker runs the outer task: the Wait below starts after it
+		// has ended, so it cannot run it itself.
+		var outer wsgroup.Group
+		done := make(chan struct{})
+		outer.Go(func() error { defer close(done); check("on a worker"); return nil })
+		<-done
+		if err := outer.Wait(); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // TestGoexit: a task that calls runtime.Goexit (t.FailNow does) counts as
@@ -541,6 +549,43 @@ func TestGoexitInHelpedTaskKeepsRecoveredPanic(t *testing.T) {
 			}
 			if inner == nil || inner.Value != errPanicValue {
 				t.Errorf("outer Wait panicked with %v, want h's *PanicError for %v", pe.Value, errPanicValue)
+			}
+		})
+		testkit.VerifyNone(t)
+	})
+}
+
+// TestPanicDuringGoexitOnWorker: a task on a worker calls runtime.Goexit,
+// and one of its deferred calls panics; its PanicInWait group records the
+// panic. Recovering the panic does not stop the Goexit, which ends the
+// worker's goroutine: the task must count as finished once, Wait must
+// raise the panic, and the slot must get a fresh goroutine, which runs the
+// next task.
+func TestPanicDuringGoexitOnWorker(t *testing.T) {
+	testkit.ForProcs(t, func(t *testing.T) {
+		guardOnOwnGoroutine(t, func() {
+			var g wsgroup.Group
+			g.SetPanicMode(wsgroup.PanicInWait)
+			started := make(chan struct{})
+			// The Wait below starts after the task has started on a
+			// worker, so it cannot run it itself.
+			g.Go(func() error {
+				close(started)
+				defer func() { panic(errPanicValue) }()
+				runtime.Goexit()
+				return nil
+			})
+			<-started
+			if pe := waitPanic(t, &g); pe != nil && pe.Value != errPanicValue {
+				t.Errorf("Wait panicked with %v, want %v", pe.Value, errPanicValue)
+			}
+			// A worker runs the next task.
+			var next wsgroup.Group
+			ran := make(chan struct{})
+			next.Go(func() error { close(ran); return nil })
+			<-ran
+			if err := next.Wait(); err != nil {
+				t.Error(err)
 			}
 		})
 		testkit.VerifyNone(t)

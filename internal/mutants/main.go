@@ -139,6 +139,10 @@ var (
 		[]string{"-run", "TestCheckEndsBesideNewGoroutines", "./internal/gstatus"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
 	gstatusLeaves = check{"gstatus: a check leaves no goroutine behind",
 		[]string{"-run", "TestCheckPasses$", "./internal/gstatus"}, nil}
+	unwinders = check{"sched: a panic whose recover returns nil is not taken for runtime.Goexit",
+		[]string{"-run", "TestPanicInWaitPanicNilGODEBUG|TestUnwoundBy", "./wsgroup", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
+	goexitPastPanic = check{"sched: a task whose panic is recorded while a runtime.Goexit unwinds it is finished once, and its slot gets a new goroutine",
+		[]string{"-run", "TestPanicDuringGoexitOnWorker|TestGoexitInHelpedTaskKeepsRecoveredPanic", "./wsgroup"}, []string{"STEAL_HANG_TIMEOUT=10s"}}
 	gstatusReuse = check{"gstatus: a handle whose goroutine has exited reads Unknown",
 		[]string{"-run", "TestReusedGReadsUnknown", "./internal/gstatus"}, nil}
 	offCPUProof = check{"handoff: the fallback's proof that workers are off the CPU, rule by rule",
@@ -191,7 +195,7 @@ var mutants = []mutant{
 		name:  "labels-not-restored",
 		bug:   "after a task, the goroutine that ran it keeps the task's profiler labels",
 		file:  "internal/sched/panic.go",
-		edits: []edit{{"\t\tif w.wears() != home {\n\t\t\tgstatus.SetLabels(home)\n\t\t}\n", ""}},
+		edits: []edit{{"home unsafe.Pointer) {\n\tif w.wears() != home {\n\t\tgstatus.SetLabels(home)\n\t}\n", "home unsafe.Pointer) {\n"}},
 		check: labels,
 	},
 	{
@@ -524,17 +528,19 @@ var mutants = []mutant{
 		check: patientSpared,
 	},
 	{
-		name:  "crash-finishes-task",
-		bug:   "a task whose panic is ending the program counts as finished while the panic unwinds: a Wait may return, or a TryGo succeed, before the crash",
-		file:  "internal/sched/panic.go",
-		edits: []edit{{"\t\tif w.crashing {\n", "\t\tif w.crashing && false {\n"}},
+		name: "crash-finishes-task",
+		bug:  "a task whose panic is ending the program counts as finished while the panic unwinds: a Wait may return, or a TryGo succeed, before the crash",
+		file: "internal/sched/panic.go",
+		edits: []edit{{"\tg.taskPanicked(r, w)\n\tw.leaveTask(outer, home)\n\tw.endTask()\n\tw.afterTask(g, admitted, false, nil)\n",
+			"\tw.afterTask(g, admitted, false, nil)\n\tg.taskPanicked(r, w)\n\tw.leaveTask(outer, home)\n\tw.endTask()\n"}},
 		check: crashFirst,
 	},
 	{
-		name:  "sched-outside-error-lost",
-		bug:   "the error of a task run by a Wait outside the pool is not recorded, so that Wait returns nil",
-		file:  "internal/sched/panic.go",
-		edits: []edit{{"\tif err := f.f(); err != nil {\n\t\tg.fail(err)", "\tif err := f.f(); err != nil && w != nil {\n\t\tg.fail(err)"}},
+		name: "sched-outside-error-lost",
+		bug:  "the error of a task run by a Wait outside the pool is not recorded, so that Wait returns nil",
+		file: "internal/sched/panic.go",
+		edits: []edit{{"\tif err := f.f(); err != nil {\n\t\tg.fail(err)\n\t}\n\tended = true\n\tif gstatus.Labels() != home {",
+			"\tif err := f.f(); err != nil && false {\n\t\tg.fail(err)\n\t}\n\tended = true\n\tif gstatus.Labels() != home {"}},
 		check: soak,
 	},
 	{
@@ -867,6 +873,27 @@ var mutants = []mutant{
 		edits: []edit{{"\tif !ch.waitGone(deadline) {\n", "\tif false && !ch.waitGone(deadline) {\n"},
 			{"\t} else if proven && !ch.waitUntil(", "\t} else if false && proven && !ch.waitUntil("}},
 		check: gstatusLeaves,
+	},
+	{
+		name:  "panic-nil-taken-for-goexit",
+		bug:   "under GODEBUG=panicnil=1 a task's panic(nil) counts as a runtime.Goexit: the task is finished twice on a worker, and outside the pool Wait returns with the panic lost",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"if f.Function == \"runtime.gopanic\" {", "if f.Function == \"runtime.gopanic\" && false {"}},
+		check: unwinders,
+	},
+	{
+		name:  "recorded-panic-left-to-execute",
+		bug:   "a task whose panic the group recorded is left for execute to finish, which a runtime.Goexit going on past the recovery never reaches: the task never finishes",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"\tw.leaveTask(outer, home)\n\tw.endTask()\n\tw.afterTask(g, admitted, false, nil)\n\tw.goexit = true\n\treturn true\n", "\tw.leaveTask(outer, home)\n\treturn false\n"}},
+		check: goexitPastPanic,
+	},
+	{
+		name:  "recorded-panic-goexit-unmarked",
+		bug:   "a task whose panic the group recorded does not mark the goroutine as exiting: when a runtime.Goexit goes on past the recovery, its slot is left without a goroutine",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"\tw.afterTask(g, admitted, false, nil)\n\tw.goexit = true\n\treturn true\n", "\tw.afterTask(g, admitted, false, nil)\n\treturn true\n"}},
+		check: goexitPastPanic,
 	},
 	{
 		name:  "gstatus-reason-kinds-alike",

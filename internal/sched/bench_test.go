@@ -43,7 +43,7 @@ func BenchmarkTinyOutsideLimit(b *testing.B) {
 
 // BenchmarkLabelCarry is what carrying profiler labels adds to a task, by
 // itself: a Go outside the pool reads the caller's labels (a call), and
-// callTask compares them with the worker's before the task and loads the
+// worker.call compares them with the worker's before the task and loads the
 // worker's labels after it (through its proven labels word, or with a
 // call where there is none), and sets them both ways when the task has
 // some. The rows are per task; the floor row builds the task's record
@@ -61,10 +61,10 @@ func BenchmarkLabelCarry(b *testing.B) {
 		var home unsafe.Pointer
 		for b.Loop() {
 			f := fn{f: tiny, labels: (*worker)(nil).wears()} // Group.submitted, outside the pool
-			if f.labels != home {                            // callTask, before
+			if f.labels != home {                            // worker.call, before
 				gstatus.SetLabels(f.labels)
 			}
-			if w.wears() != home { // callTask, after
+			if w.wears() != home { // worker.call, after
 				gstatus.SetLabels(home)
 			}
 		}

@@ -44,10 +44,10 @@
 //     record for the hand-off, worker.rec, and endTask its end; if the
 //     task blocks, package handoff hands the worker's slot on and another
 //     goroutine takes the queue on: its doc follows a blocked task to its
-//     slot's next goroutine. panic.go: worker.call, callOutside and
-//     callTask tell a return, a panic and a runtime.Goexit apart, and
-//     callTask puts the task's labels on the goroutine and takes them off
-//     again). A skip-queued group that is canceled drops it instead
+//     slot's next goroutine. panic.go: worker.call and callOutside run it
+//     in one deferred call's frame, tell a return, a panic and a
+//     runtime.Goexit apart, and put the task's labels on the goroutine
+//     and take them off again). A skip-queued group that is canceled drops it instead
 //     (failure.go: skips, drop); a limited group admits it to execute
 //     (startRunning). A task queued while its group had neither is plain
 //     (task.plain), and its worker does not look at the group for either.

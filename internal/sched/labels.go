@@ -18,7 +18,7 @@ import (
 //
 // Labels: Go reads the caller's labels and keeps them with the function
 // (fn). The goroutine that runs the task wears them while it runs and goes
-// back to its own afterwards (callTask), so no label outlives the task,
+// back to its own afterwards (worker.call, callOutside), so no label outlives the task,
 // even one the task set itself with pprof.SetGoroutineLabels: a worker
 // between tasks wears none, and a goroutine that runs a task inside a Wait
 // wears its own again.

@@ -3,7 +3,9 @@ package sched
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	stdatomic "sync/atomic"
 	"unsafe"
 
@@ -50,19 +52,18 @@ func (g *Group) SetRecoverPanics(wrap func(v any, stack []byte, later *stdatomic
 // deferred function that recovered the panic, above the task's frames, so
 // the stack taken here shows where it panicked.
 //
-// A panic raised again marks w as crashing first: the deferred half of
-// call then leaves the task unfinished, so no Wait returns, and nothing
-// its caller does next runs, while the panic unwinds to the end of the
-// program. (Finishing it, as errgroup's deferred done does, would let the
-// Wait return and its caller go on, and even exit cleanly, before the
-// crash: a race the program can lose.)
+// A panic raised again leaves the task unfinished: worker.unwound finishes
+// a task only after this returns, so no Wait returns, and nothing its
+// caller does next runs, while the panic unwinds to the end of the
+// program. (Finishing it first, as errgroup's deferred done does, would
+// let the Wait return and its caller go on, and even exit cleanly, before
+// the crash: a race the program can lose.)
 func (g *Group) taskPanicked(v any, w *worker) {
 	sl := g.slow.Load()
 	if sl == nil || sl.wrapPanic == nil {
 		if crash := crashHow(w); crash != "" {
 			fatalPanic(v, crash)
 		}
-		w.crashing = true
 		panic(v)
 	}
 	if !sl.pan.set.CompareAndSwap(false, true) {
@@ -77,55 +78,111 @@ func (g *Group) taskPanicked(v any, w *worker) {
 
 // call runs f, a task of g, on w (admitted: it holds a running slot).
 //
-// If f neither returns nor panics, it called runtime.Goexit (t.FailNow
-// does): the deferred function counts the task as finished, as errgroup's
-// deferred done does, and marks the goroutine as exiting so that run
-// starts a fresh goroutine in the slot.
+// It has one deferred call, which does nothing when f returns: the task's
+// epilogue (its labels off, w.running back to the group of the task below,
+// the count of tasks run) is done inline after f. When f does not return,
+// the deferred call recovers and passes the rest to unwound, which tells
+// why:
 //
-// A panic must be told apart from Goexit, and only recover can do that:
-// callTask recovers it, still above f's frames, and passes it to
-// taskPanicked: a group that recovers panics records it (the task then
-// ends as finished); otherwise the panic is raised again at once, so the
-// crash shows the task's own stack. If other tasks are suspended below
-// this one on the goroutine (in a Wait or Go that runs queued tasks),
-// re-raising would let them recover a panic that errgroup would never let
-// them see (a task's panic crashes the program there, from the task's own
-// goroutine); then the program is ended the way an unrecovered panic ends
-// it (crashHow).
+//   - f panicked: a group that recovers panics records it, and the task
+//     ends as finished there and then (call reports that it did, and
+//     execute has nothing left to do); otherwise the panic is raised again at once, so the crash shows the
+//     task's own stack. If other tasks are suspended below this one on the
+//     goroutine (in a Wait or Go that runs queued tasks), raising it again
+//     would let them recover a panic that errgroup would never let them see
+//     (a task's panic crashes the program there, from the task's own
+//     goroutine); then the program is ended the way an unrecovered panic
+//     ends it (crashHow).
+//   - f called runtime.Goexit (t.FailNow does): the task counts as finished,
+//     as errgroup's deferred done counts it, and the goroutine is marked as
+//     exiting so that run starts a fresh goroutine in the slot.
 //
-// Under GODEBUG=panicnil=1, recover returns nil for panic(nil) but still
-// stops the panic; callTask then returns, which it never does after a
-// Goexit, reporting neither a return nor a handled panic, and the last
-// check catches it. (Counting the task there as Goexit would count it
-// twice.) callTask returns, too, after a panic that the group recovered.
-// This is the shape of x/sync/singleflight's doCall.
+// recover tells the two apart except under GODEBUG=panicnil=1, where it
+// returns nil for panic(nil) as it does during Goexit (and stops the panic
+// all the same): unwoundBy then asks the stack which of the runtime's two
+// unwinders called the deferred function. (The usual way, singleflight's
+// doCall, is a second frame inside the first whose return shows that a
+// panic was recovered; it costs a second deferred call for every task.)
 //
-// While f runs, w.running is g (join.go); the deferred function puts back
-// the group of the task below, which is still running when a Goexit
-// unwinds through its deferred calls.
-func (w *worker) call(f fn, g *Group, admitted bool) {
-	ended := false // callTask returned: no Goexit
+// While f runs, w.running is g (join.go), and the goroutine wears f's
+// profiler labels (labels.go), then its own again (home), whatever f left:
+// a worker's first task on the goroutine starts from none, which the
+// worker wears between tasks; a task nested in another (run by a Wait or
+// Go inside it) reads what the goroutine wears now. On the way out of a
+// panic or a Goexit the labels come off first, so a crash report and the
+// deferred calls below go on under the goroutine's own labels.
+func (w *worker) call(f fn, g *Group, admitted bool) (finished bool) {
 	outer := w.running
 	w.running = refOf(g) // g stays alive meanwhile: the deferred call below uses it
+	w.depth++
+	var home unsafe.Pointer
+	if w.depth > 1 {
+		home = w.wears()
+	}
+	if f.labels != home {
+		gstatus.SetLabels(f.labels)
+	}
+	ended := false // f returned
 	defer func() {
-		if w.crashing {
-			return // the task's panic is ending the program (taskPanicked)
+		if !ended {
+			finished = w.unwound(recover(), g, admitted, outer, home)
 		}
-		w.running = outer
-		w.depth--
-		w.countTask()
-		if ended {
-			return
-		}
+	}()
+	if err := f.f(); err != nil {
+		g.fail(err)
+	}
+	ended = true
+	w.leaveTask(outer, home)
+	return false
+}
+
+// leaveTask is the epilogue of call: the labels of the goroutine (home),
+// the group of the task below (outer) and the depth back, the task counted.
+func (w *worker) leaveTask(outer groupRef, home unsafe.Pointer) {
+	if w.wears() != home {
+		gstatus.SetLabels(home)
+	}
+	w.running = outer
+	w.depth--
+	w.countTask()
+}
+
+// unwound finishes the task of g that call ran when it did not return: r
+// is what the deferred call recovered (see call). After a Goexit the
+// unwinding goes on; after a panic that the group recorded, it reports
+// true, and call returns to execute, unless a runtime.Goexit is on its way
+// through call's frame too.
+//
+// That happens when the panic was raised while a Goexit unwound the task:
+// by a deferred call in f, or in a Wait inside f whose helping ran a task
+// that called Goexit (the Wait raises its group's recorded panic as it
+// ends). Recovering the panic does not stop the Goexit (the runtime goes
+// on with it, past our frame), and execute never runs again. So the task
+// is finished here, whichever follows, and w.goexit is set, for serve to
+// replace the goroutine should it exit; execute clears it again when call
+// returns after all (a Goexit that started in a task further down the
+// goroutine sets it again when it reaches that task's frame).
+//
+//go:noinline
+func (w *worker) unwound(r any, g *Group, admitted bool, outer groupRef, home unsafe.Pointer) (finished bool) {
+	if r == nil && unwoundBy() == byGoexit {
+		w.leaveTask(outer, home)
 		w.afterTask(g, admitted, false, nil)
 		w.goexit = true
-	}()
-	w.depth++
-	returned, handled := g.callTask(f, w)
-	ended = true
-	if !returned && !handled {
-		g.taskPanicked(nil, w) // panic(nil) under GODEBUG=panicnil=1
+		return false
 	}
+	// A panic (r nil only for panic(nil) under GODEBUG=panicnil=1). The
+	// labels come off first, for the crash report; the rest stays as the
+	// task left it if the panic crashes the program (taskPanicked).
+	if w.wears() != home {
+		gstatus.SetLabels(home)
+	}
+	g.taskPanicked(r, w)
+	w.leaveTask(outer, home)
+	w.endTask()
+	w.afterTask(g, admitted, false, nil)
+	w.goexit = true
+	return true
 }
 
 // crashHow tells taskPanicked how the panic of a task that ran on w (or,
@@ -145,45 +202,38 @@ func crashHow(w *worker) string {
 	return ""
 }
 
-// callTask calls f, a task of g running on w (nil outside the pool), and
-// passes its error to fail or its panic to taskPanicked.
-// It reports returned when f returned, handled when f panicked with a
-// non-nil value that taskPanicked handled (the group recovered it); it
-// does not return when f called runtime.Goexit, nor when taskPanicked
-// raised the panic again. The deferred function runs above f's frames, so
-// a stack taken there shows where f panicked.
-//
-// The goroutine wears f's profiler labels while f runs (labels.go), and
-// then its own again (home), whatever f left: a worker's first task on
-// the goroutine starts from none, which the worker wears between tasks;
-// a task nested in another (run by a Wait or Go inside it) or run outside
-// the pool reads what the goroutine wears now. The deferred function
-// restores them, so a panic's crash report and a Goexit's unwinding, too,
-// go on under the goroutine's own labels.
-func (g *Group) callTask(f fn, w *worker) (returned, handled bool) {
-	var home unsafe.Pointer
-	if w == nil || w.depth > 1 {
-		home = w.wears()
-	}
-	if f.labels != home {
-		gstatus.SetLabels(f.labels)
-	}
-	defer func() {
-		if w.wears() != home {
-			gstatus.SetLabels(home)
+// The unwinders unwoundBy tells apart.
+const (
+	byGoexit = iota
+	byPanic
+)
+
+// unwoundBy tells, in a function that the deferred call of a task's frame
+// (call, callOutside) calls when the task did not return, whether the
+// runtime is running that deferred call for a panic (runtime.gopanic
+// called it) or for runtime.Goexit: the first function of the runtime's
+// own on the stack above ours. Only for a recover that returned nil, so
+// only after a Goexit or, under GODEBUG=panicnil=1, a panic(nil). Should
+// a future runtime name neither, it answers byGoexit, which is right for
+// every program but one that sets panicnil=1 and panics with nil; a test
+// (TestUnwoundBy) proves the answer for each at every Go release that CI
+// runs.
+func unwoundBy() int {
+	var pcs [8]uintptr
+	n := runtime.Callers(2, pcs[:]) // from our caller up
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, "runtime.") {
+			if f.Function == "runtime.gopanic" {
+				return byPanic
+			}
+			return byGoexit
 		}
-		if returned {
-			return
+		if !more {
+			return byGoexit
 		}
-		if r := recover(); r != nil {
-			handled = true
-			g.taskPanicked(r, w)
-		}
-	}()
-	if err := f.f(); err != nil {
-		g.fail(err)
 	}
-	return true, false
 }
 
 // callOutside calls f as worker.call does, on a goroutine that is not a
@@ -196,18 +246,37 @@ func (g *Group) callTask(f fn, w *worker) (returned, handled bool) {
 // a runtime.Goexit in f ends the task as finished and goes on unwinding
 // the caller's goroutine, which has no slot to hand to a successor.
 func (g *Group) callOutside(f fn, admitted bool, c *outsideCounts) {
-	ended := false // callTask returned: no Goexit
+	home := gstatus.Labels()
+	if f.labels != home {
+		gstatus.SetLabels(f.labels)
+	}
+	ended := false // f returned
 	defer func() {
-		c.tasks++
-		if ended {
-			return
+		if !ended {
+			g.unwoundOutside(recover(), admitted, home, c)
 		}
-		g.afterOutsideTask(admitted) // runtime.Goexit
 	}()
-	returned, handled := g.callTask(f, nil)
+	if err := f.f(); err != nil {
+		g.fail(err)
+	}
 	ended = true
-	if !returned && !handled {
-		g.taskPanicked(nil, nil) // panic(nil) under GODEBUG=panicnil=1
+	if gstatus.Labels() != home {
+		gstatus.SetLabels(home)
+	}
+	c.tasks++
+	g.afterOutsideTask(admitted)
+}
+
+// unwoundOutside is worker.unwound for callOutside.
+//
+//go:noinline
+func (g *Group) unwoundOutside(r any, admitted bool, home unsafe.Pointer, c *outsideCounts) {
+	if gstatus.Labels() != home {
+		gstatus.SetLabels(home)
+	}
+	c.tasks++
+	if r != nil || unwoundBy() == byPanic {
+		g.taskPanicked(r, nil) // ends the program unless the group records it
 	}
 	g.afterOutsideTask(admitted)
 }

@@ -54,15 +54,12 @@ type worker struct {
 	cur     *Group
 	curDone int64
 
-	finds   uint32 // calls of find, for its periodic look at the injector
-	looking bool   // counted inactive in the sleep protocol (between StartLooking and WorkFound or StopLooking)
-	goexit  bool   // a task called runtime.Goexit; run replaces the goroutine
-	// crashing: a task's panic is being raised again to end the program
-	// (taskPanicked); the deferred halves of call finish nothing.
-	crashing bool
-	victim   *worker  // whom the last find stole from, or nil
-	depth    int      // tasks executing on this goroutine (nested by Wait and Go)
-	running  groupRef // the group of the innermost of those tasks, 0 between tasks (join.go)
+	finds   uint32   // calls of find, for its periodic look at the injector
+	looking bool     // counted inactive in the sleep protocol (between StartLooking and WorkFound or StopLooking)
+	goexit  bool     // a runtime.Goexit unwinds the goroutine (worker.unwound); serve replaces it
+	victim  *worker  // whom the last find stole from, or nil
+	depth   int      // tasks executing on this goroutine (nested by Wait and Go)
+	running groupRef // the group of the innermost of those tasks, 0 between tasks (join.go)
 
 	surplusFn  func() bool // pool.surplus, bound once
 	injectedFn func() bool // pool.inj.nonEmpty, bound once
@@ -417,7 +414,12 @@ func (w *worker) execute(t *task, own *int64) {
 		}
 		admitted = true
 	}
-	w.call(f, g, admitted)
+	if w.call(f, g, admitted) {
+		// It panicked, the group recorded the panic, and call finished
+		// the task; no runtime.Goexit went on past it (see unwound).
+		w.goexit = false
+		return
+	}
 	w.endTask()
 	// A task not admitted here belongs to a group that had no limit when
 	// it started, and cannot get one while it is active.

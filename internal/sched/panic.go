@@ -86,16 +86,16 @@ func (g *Group) taskPanicked(v any, w *worker) {
 //
 //   - f panicked: a group that recovers panics records it, and the task
 //     ends as finished there and then (call reports that it did, and
-//     execute has nothing left to do); otherwise the panic is raised again at once, so the crash shows the
-//     task's own stack. If other tasks are suspended below this one on the
-//     goroutine (in a Wait or Go that runs queued tasks), raising it again
-//     would let them recover a panic that errgroup would never let them see
-//     (a task's panic crashes the program there, from the task's own
-//     goroutine); then the program is ended the way an unrecovered panic
-//     ends it (crashHow).
+//     execute has nothing left to do); otherwise the panic is raised again
+//     at once, so the crash shows the task's own stack. If other tasks are
+//     suspended below this one on the goroutine (in a Wait or Go that runs
+//     queued tasks), raising it again would let them recover a panic that
+//     errgroup would never let them see (a task's panic crashes the
+//     program there, from the task's own goroutine); then the program is
+//     ended the way an unrecovered panic ends it (crashHow).
 //   - f called runtime.Goexit (t.FailNow does): the task counts as finished,
 //     as errgroup's deferred done counts it, and the goroutine is marked as
-//     exiting so that run starts a fresh goroutine in the slot.
+//     exiting so that serve starts a fresh goroutine in the slot.
 //
 // recover tells the two apart except under GODEBUG=panicnil=1, where it
 // returns nil for panic(nil) as it does during Goexit (and stops the panic
@@ -211,8 +211,8 @@ const (
 // unwoundBy tells, in a function that the deferred call of a task's frame
 // (call, callOutside) calls when the task did not return, whether the
 // runtime is running that deferred call for a panic (runtime.gopanic
-// called it) or for runtime.Goexit: the first function of the runtime's
-// own on the stack above ours. Only for a recover that returned nil, so
+// called it) or for runtime.Goexit: the first of the runtime's functions
+// among its callers. Only for a recover that returned nil, so
 // only after a Goexit or, under GODEBUG=panicnil=1, a panic(nil). Should
 // a future runtime name neither, it answers byGoexit, which is right for
 // every program but one that sets panicnil=1 and panics with nil; a test

@@ -206,21 +206,19 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 // does not run, its deferred calls do. The task counts as finished, the
 // goroutine no longer counts as running tasks (runners), the group's other
 // tasks run, and a later Wait returns. With GOMAXPROCS 1 the goroutine
-// runs its newest task itself before any worker gets the processor; should
-// a worker win that race now and then, the attempt is made again.
+// runs its newest task itself unless it loses the processor to a worker
+// (to a preemption, or to an assist of the collector) before its Wait: the
+// attempts, each one checked, go on until one runs the exiting task on the
+// goroutine that waited; if none ever does, WaitUntil fails the test with
+// a dump.
 func TestGoexitOutsideEndsCaller(t *testing.T) {
 	onOneProc(t, func() {
-		const attempts = 20
-		built := 0
-		for range attempts {
-			if goexitOutside(t) {
-				built++
-			}
-		}
-		if built == 0 {
-			t.Errorf("in %d attempts the exiting task never ran on the goroutine that waited", attempts)
-		}
-		t.Logf("%d of %d attempts ran the exiting task on the waiting goroutine", built, attempts)
+		attempts := 0
+		testkit.WaitUntil(t, "an attempt that ran the exiting task on the goroutine that waited", func() bool {
+			attempts++
+			return goexitOutside(t) || t.Failed()
+		})
+		t.Logf("attempts until the exiting task ran on the goroutine that waited: %d", attempts)
 	})
 }
 

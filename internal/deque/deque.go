@@ -203,11 +203,25 @@ func (d *Deque[T]) Push(x *T) {
 		r = d.resize(r, b, 2*len(r.slots))
 	}
 	// The slot holds nil or an item already taken (index b-len, below
-	// top), so we may overwrite it with a plain Store. A thief that took
-	// that old item may still be about to clear the slot with
+	// top), so we may overwrite it without a CAS. A thief that took that
+	// old item may still be about to clear the slot with
 	// CompareAndSwap(old, nil); that CAS now fails because the slot holds
 	// x, which is not old (x is not in d twice, see above).
-	r.slot(b).Store(x)
+	//
+	// In Retain mode no thief writes a slot, so we are its only writer,
+	// and the store need not be sequentially consistent: the owner's store
+	// (a plain one, atomic.StoreOwnedPointer), which the Store of bottom
+	// below publishes. A thief loads the slot only after a load of bottom
+	// that saw index b published, so it sees x (or a later value, and then
+	// its CAS on top fails), as it would after an atomic Store. Nothing is
+	// loaded after this store that depends on a thief seeing it first. In
+	// the other mode a thief's CAS may race with this store for the slot,
+	// so it stays atomic there.
+	if d.retain {
+		atomic.StoreOwnedPointer(r.slot(b), x)
+	} else {
+		r.slot(b).Store(x)
+	}
 	// Publish x: this Store of bottom comes after the Store of the slot,
 	// so a thief that loads bottom > b (and then the ring and the slot)
 	// sees x, or a later value if the slot has since been reused, in which
@@ -248,8 +262,9 @@ func (d *Deque[T]) Pop() *T {
 	d.bottom.Store(b)
 	t := d.top.Load()
 	if t > b {
-		// Empty (t == b+1): undo the reservation.
-		d.bottom.Store(b + 1)
+		// Empty (t == b+1): undo the reservation, with the owner's store
+		// (see restoreBottom).
+		d.restoreBottom(b + 1)
 		d.shrink(b+1, t)
 		return nil
 	}
@@ -282,9 +297,9 @@ func (d *Deque[T]) Pop() *T {
 	x := s.Load()
 	won := d.top.CompareAndSwap(t, t+1)
 	// Either way index b is taken and top == b+1 now, so restoring bottom
-	// to b+1 leaves d empty. (Until this Store, thieves see bottom == b ==
+	// to b+1 leaves d empty. (Until this store, thieves see bottom == b ==
 	// top-1, which also reads as empty.)
-	d.bottom.Store(b + 1)
+	d.restoreBottom(b + 1)
 	if !won {
 		// A thief took the item and clears the slot itself.
 		return nil
@@ -301,6 +316,20 @@ func (d *Deque[T]) Pop() *T {
 	d.shrink(b+1, b+1)
 	return x
 }
+
+// restoreBottom stores b, one more than the reserved index, back into
+// bottom once Pop has found d empty or has taken its last item: top == b
+// then, and d is empty. The owner's store (atomic.StoreOwned64, plain where
+// a word holds 64 bits), not a sequentially consistent one, because no
+// one needs to see it soon: until it arrives a thief loads the reserved
+// bottom, b-1 == top-1, which reads as empty too, and d is empty. The
+// Store of bottom that ends the next Push is sequentially consistent and
+// publishes this one with it, so a thief never sees bottom go back.
+//
+// The reservation itself (the Store of b-1 in Pop) is the trap: it must
+// stay sequentially consistent, ordered before Pop's Load of top (see
+// Pop), or an owner and a thief could both take the last item.
+func (d *Deque[T]) restoreBottom(b int64) { atomic.StoreOwned64(&d.bottom, b) }
 
 // errEmptySlot is the message of the panic raised when Pop or Steal wins an
 // index whose slot is nil. That cannot happen unless the contract of Push is

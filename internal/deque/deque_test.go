@@ -583,12 +583,22 @@ func stress(t *testing.T, n, thieves int, seed uint64, retain bool) {
 		n, popped.Load(), stolen.Load(), grows, shrinks, maxCap)
 }
 
+// BenchmarkPushPop: the owner pushes an item and pops it back, the last
+// item each time (which Pop races the thieves for): ns/op per pair, in the
+// mode that clears taken slots and in the Retain mode the scheduler uses.
 func BenchmarkPushPop(b *testing.B) {
-	d := New[int](64)
-	x := new(int)
-	for b.Loop() {
-		d.Push(x)
-		d.Pop()
+	for _, retain := range []bool{false, true} {
+		b.Run(fmt.Sprintf("retain=%v", retain), func(b *testing.B) {
+			d := New[int](64)
+			if retain {
+				d.Retain()
+			}
+			x := new(int)
+			for b.Loop() {
+				d.Push(x)
+				d.Pop()
+			}
+		})
 	}
 }
 

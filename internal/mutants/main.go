@@ -68,6 +68,8 @@ var (
 		[]string{"-tags", "explore", "-run", "TestExploreDeque", "./internal/deque"}, nil}
 	exploreStealIf = check{"explorer and linearizability: StealIf",
 		[]string{"-tags", "explore", "-run", "TestExploreStealIfLinearizable", "./internal/deque"}, nil}
+	stressDeque = check{"stress: deque on the hardware's memory order (no race detector, which makes every store atomic)",
+		[]string{"-run", "TestStress", "-count=3", "./internal/deque"}, nil}
 	linearDeque = check{"linearizability: deque (porcupine)",
 		[]string{"-run", "TestLinearizab", "./internal/deque"}, nil}
 	exploreRanges = check{"explorer: range partitioner (ranges)",
@@ -561,16 +563,23 @@ var mutants = []mutant{
 		name:  "deque-pop-no-final-store",
 		bug:   "a pop of the last item skips its final store of bottom",
 		file:  "internal/deque/deque.go",
-		edits: []edit{{"\td.bottom.Store(b + 1)\n\tif !won {", "\tif !won {"}},
+		edits: []edit{{"\td.restoreBottom(b + 1)\n\tif !won {", "\tif !won {"}},
 		check: exploreDeque,
+	},
+	{
+		name:  "deque-pop-reserve-owned",
+		bug:   "a pop reserves its index with the owner's plain store, which the load of top that follows may pass: owner and thief both take the last item",
+		file:  "internal/deque/deque.go",
+		edits: []edit{{"\td.bottom.Store(b)\n\tt := d.top.Load()", "\tatomic.StoreOwned64(&d.bottom, b)\n\tt := d.top.Load()"}},
+		check: stressDeque,
 	},
 	{
 		name: "deque-push-publish-first",
 		bug:  "a push publishes the new bottom before it writes the slot",
 		file: "internal/deque/deque.go",
 		edits: []edit{
-			{"\tr.slot(b).Store(x)\n\t// Publish x", "\td.bottom.Store(b + 1)\n\t// Publish x"},
-			{"\td.bottom.Store(b + 1)\n}\n\n// Pop removes", "\tr.slot(b).Store(x)\n}\n\n// Pop removes"},
+			{"\tif d.retain {\n\t\tatomic.StoreOwnedPointer(r.slot(b), x)\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n\t// Publish x", "\td.bottom.Store(b + 1)\n\t// Publish x"},
+			{"\td.bottom.Store(b + 1)\n}\n\n// Pop removes", "\tif d.retain {\n\t\tatomic.StoreOwnedPointer(r.slot(b), x)\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n}\n\n// Pop removes"},
 		},
 		check: exploreDeque,
 	},

@@ -120,3 +120,7 @@ func StoreOwned32(x *Uint32, v uint32) { x.Store(v) }
 // StoreOwnedPointer is the owner's store of owned_plain.go: under the
 // explorer, the sequentially consistent Store and its choice point.
 func StoreOwnedPointer[T any](x *Pointer[T], v *T) { x.Store(v) }
+
+// StoreOwned64 is the owner's store of owned_plain.go: under the
+// explorer, the sequentially consistent Store and its choice point.
+func StoreOwned64(x *Int64, v int64) { x.Store(v) }

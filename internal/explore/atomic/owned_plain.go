@@ -39,6 +39,7 @@ import (
 var (
 	_ = [1]struct{}{}[unsafe.Sizeof(atomic.Uint32{})-unsafe.Sizeof(uint32(0))]
 	_ = [1]struct{}{}[unsafe.Sizeof(atomic.Pointer[int]{})-unsafe.Sizeof(unsafe.Pointer(nil))]
+	_ = [1]struct{}{}[unsafe.Sizeof(atomic.Int64{})-unsafe.Sizeof(int64(0))]
 )
 
 // StoreOwned32 stores v into x, which only the calling goroutine writes,
@@ -50,4 +51,18 @@ func StoreOwned32(x *Uint32, v uint32) { *(*uint32)(unsafe.Pointer(x)) = v }
 // with the collector's write barrier.
 func StoreOwnedPointer[T any](x *Pointer[T], v *T) {
 	*(*unsafe.Pointer)(unsafe.Pointer(x)) = unsafe.Pointer(v)
+}
+
+// StoreOwned64 stores v into x, which only the calling goroutine writes,
+// for loaders that may see it late: a plain store (see above) where a
+// machine word holds 64 bits. On 32-bit ports a plain store of 64 bits is
+// two stores, and a racing load could see half of each value: there it is
+// the atomic store. (The condition is a constant; the compiler keeps one
+// branch.)
+func StoreOwned64(x *Int64, v int64) {
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		x.Store(v)
+		return
+	}
+	*(*int64)(unsafe.Pointer(x)) = v
 }

@@ -16,6 +16,11 @@ func TestStoreOwned(t *testing.T) {
 	if got := n.Load(); got != 7 {
 		t.Fatalf("Load after StoreOwned32(7) = %d", got)
 	}
+	var m atomic.Int64
+	atomic.StoreOwned64(&m, -7)
+	if got := m.Load(); got != -7 {
+		t.Fatalf("Load after StoreOwned64(-7) = %d", got)
+	}
 	a, b := new(int), new(int)
 	var p atomic.Pointer[int]
 	atomic.StoreOwnedPointer(&p, a)
@@ -32,6 +37,7 @@ func TestStoreOwned(t *testing.T) {
 		for i := uint32(1); i <= rounds; i++ {
 			// Both halves the same: a torn value would show.
 			atomic.StoreOwned32(&n, i<<16|i)
+			atomic.StoreOwned64(&m, int64(i)<<32|int64(i))
 			if i&1 == 0 {
 				atomic.StoreOwnedPointer(&p, a)
 			} else {
@@ -39,8 +45,8 @@ func TestStoreOwned(t *testing.T) {
 			}
 		}
 	})
-	last := uint32(0)
-	for last != rounds {
+	last, last64 := uint32(0), int64(0)
+	for last != rounds || last64 != int64(rounds) {
 		v := n.Load()
 		if v == 7 {
 			v = 0 // the first store has not arrived yet
@@ -52,6 +58,17 @@ func TestStoreOwned(t *testing.T) {
 			t.Fatalf("loaded %d after %d: the owner's stores out of order", v, last)
 		}
 		last = v
+		w := m.Load()
+		if w == -7 {
+			w = 0
+		} else if w>>32 != w&0xffffffff {
+			t.Fatalf("loaded %#x: not a 64-bit value the owner stored", w)
+		}
+		w &= 0xffffffff
+		if w < last64 {
+			t.Fatalf("loaded %d after %d: the owner's 64-bit stores out of order", w, last64)
+		}
+		last64 = w
 		if q := p.Load(); q != a && q != b {
 			t.Fatal("loaded a pointer the owner never stored")
 		}

@@ -18,7 +18,9 @@ import (
 // clustered; 10 million bodies of a few nanoseconds) as wsgroup.For, as a
 // static split into GOMAXPROCS chunks, as one errgroup task per index, and
 // serially. The floors are serial's ns/op divided by GOMAXPROCS and, for
-// the cheap loop, the static split.
+// the cheap loop, the static split, and impl=static-for, a static split of
+// the very body For is given (a context in, an error out, a call more than
+// static's): what For costs beyond its caller's own code.
 //
 //	go test -run=NONE -bench=Loop -count=6 ./wsgroup | benchstat -col /impl -
 func BenchmarkLoop(b *testing.B) {
@@ -36,6 +38,14 @@ func BenchmarkLoop(b *testing.B) {
 			workload.BenchLoop(b, l, func() error {
 				workload.StaticSplit(l.N, runtime.GOMAXPROCS(0), l.Body)
 				return nil
+			})
+		})
+		b.Run("shape="+l.Name+"/impl=static-for", func(b *testing.B) {
+			// For's own floor: the same body as impl=for, with its
+			// context and error, on a static split.
+			body := func(_ context.Context, i int) error { l.Body(i); return nil }
+			workload.BenchLoop(b, l, func() error {
+				return workload.StaticSplitFor(context.Background(), l.N, runtime.GOMAXPROCS(0), body)
 			})
 		})
 		b.Run("shape="+l.Name+"/impl=errgroup", func(b *testing.B) {

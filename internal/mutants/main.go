@@ -115,6 +115,8 @@ var (
 	// the monitor switched off, a hand-off that no poster makes is a hang.
 	statusPoster = check{"sched: posters alone hand blocked workers on (monitor off)",
 		[]string{"-run", "TestStatusPosterHandsOff", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	statusPosterStalled = check{"sched: posters alone hand blocked workers on (a monitor runs, but never ticks)",
+		[]string{"-run", "TestStatusPosterChecksBesideStalledMonitor", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	// A poster that takes its own tasks back: with a count that it lowers
 	// again, its check may never come, and with the monitor off that is a
 	// hang.
@@ -233,8 +235,8 @@ var mutants = []mutant{
 		bug:  "a post reads the sleepers and wakes them before it moves the jobs event counter",
 		file: "internal/sleep/sleep.go",
 		edits: []edit{{
-			"func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {\n\tc := s.Post()\n\ts.Wake(c, n, queueWasEmpty)\n\treturn c",
-			"func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {\n\tc := s.Load()\n\ts.Wake(c, n, queueWasEmpty)\n\ts.Post()\n\treturn c",
+			"\tc := s.c.load()\n\tif c.sleepy() {\n\t\tc = s.postSleepy()\n\t}\n\ts.Wake(c, n, queueWasEmpty)\n\treturn c",
+			"\tc := s.c.load()\n\ts.Wake(c, n, queueWasEmpty)\n\tif c.sleepy() {\n\t\tc = s.postSleepy()\n\t}\n\treturn c",
 		}},
 		check: exploreSleep,
 	},
@@ -717,6 +719,13 @@ var mutants = []mutant{
 		file:  "internal/sched/handoff/handoff.go",
 		edits: []edit{{"\tif n%checkEvery == 0 {\n\t\th.check(self)\n\t}\n", ""}},
 		check: statusPoster,
+	},
+	{
+		name:  "status-poster-quiet-on-checking-post",
+		bug:   "a saturated post skips the hand-off whenever the monitor runs, its checking posts too: only the monitor hands blocked workers on",
+		file:  "internal/sched/handoff/handoff.go",
+		edits: []edit{{"\treturn n%checkEvery != 0 && h.watching.Load()", "\treturn h.watching.Load()"}},
+		check: statusPosterStalled,
 	},
 	{
 		name:  "status-poster-count-taken-back",

@@ -113,7 +113,7 @@
 // the rule every package here follows: a constant that tunes a policy is
 // in its package's params.go, one that shapes a layout beside its type.
 // The switches that turn off the safety nets for tests are in switches.go
-// (the monitor's is handoff.MonitorOff).
+// (the monitor's are handoff.MonitorOff and handoff.MonitorStalled).
 //
 // A data-parallel loop (loop.go: For) is a group whose tasks share a range
 // partition (package ranges) and steal halves of each other's ranges.

@@ -148,6 +148,9 @@ func (l *loop) runSlot(own int) error {
 		l.g.Go(func() error { return l.runSlot(own) })
 	}()
 	k := uint32(1)
+	// Read once, not for every index: the body call could, as far as the
+	// compiler knows, change the loop's fields.
+	body, ctx, base, stop := l.body, l.ctx, l.base, &l.stop
 	for {
 		for {
 			if l.stop.Load() || l.ctx.Err() != nil {
@@ -163,11 +166,11 @@ func (l *loop) runSlot(own int) error {
 			}
 			start := time.Now()
 			for ; next < end; next++ {
-				if l.stop.Load() {
+				if stop.Load() {
 					returned = true
 					return nil
 				}
-				err := l.body(l.ctx, l.base+int(next))
+				err := body(ctx, base+int(next))
 				ran++
 				if err != nil {
 					l.stop.Store(true)

@@ -154,8 +154,11 @@ func (p *Pool) inject(t job) {
 // after it gave up its slot, so we see room and start a worker.
 //
 // n is the poster's own count of posts, for handoff.Handoff.Saturated.
+//
+// A saturated pool (no room: full) whose hand-off has nothing to do for
+// this post (handoff.Handoff.Quiet) needs no call at all.
 func (p *Pool) maybeSpawn(c sleep.Counters, n uint32) {
-	if c.Inactive() == 0 {
+	if c.Inactive() == 0 && !(p.full() && p.ho.Quiet(n)) {
 		p.spawnOrWatch(n)
 	}
 }

@@ -20,7 +20,8 @@ import (
 
 // withRescueOff runs body at GOMAXPROCS procs on an idle pool with the
 // monitor off and, unless keepLinger, the idle linger off. Afterwards it
-// switches both back on and waits until every worker has retired, waking
+// switches both back on (and a stalled monitor's switch off: a body may
+// run a monitor that never ticks instead, handoff.MonitorStalled) and waits until every worker has retired, waking
 // the sleepers now and then: a worker that read lingerOff before it was
 // cleared sleeps until woken. (Not at every poll: each wake-up starts a
 // worker's linger over.)
@@ -29,6 +30,7 @@ func withRescueOff(t *testing.T, procs int, keepLinger bool, body func()) {
 	testkit.SetProcs(t, procs)
 	reset := func() {
 		handoff.MonitorOff.Store(false)
+		handoff.MonitorStalled.Store(false)
 		lingerOff.Store(false)
 		testHookPair.Store(nil)
 	}

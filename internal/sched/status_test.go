@@ -67,15 +67,37 @@ func byReads(t *testing.T, f func(t *testing.T, kind int)) {
 // task checks that a worker was handed on (then, that the hand-off was
 // counted as one of a worker blocked, or off the CPU).
 func TestStatusPosterHandsOff(t *testing.T) {
-	byReads(t, testPosterHandsOff)
+	byReads(t, func(t *testing.T, kind int) {
+		testPosterHandsOff(t, kind, statusBlockers(), []int{1, 2, 4}, false)
+	})
 }
 
-func testPosterHandsOff(t *testing.T, kind int) {
-	for _, b := range statusBlockers() {
-		for _, procs := range []int{1, 2, 4} {
+// TestStatusPosterChecksBesideStalledMonitor: TestStatusPosterHandsOff
+// with a monitor that runs but never ticks (handoff.MonitorStalled), as
+// one that gets no processor beside goroutines that never block: the
+// posters see it running, and must still make their checks. By statuses
+// only: the fallback's proof by the runtime's counts needs a moment with
+// few goroutines running or runnable, which the stalled monitor's polls
+// beside the busy workers and the poster may deny it for as long as the
+// posts go on.
+func TestStatusPosterChecksBesideStalledMonitor(t *testing.T) {
+	needStatus(t)
+	testPosterHandsOff(t, handoff.KindBlocked, statusBlockers()[:1], []int{1, 2}, true)
+}
+
+// testPosterHandsOff is TestStatusPosterHandsOff for the given blockers
+// and GOMAXPROCS values, with the monitor off or, if stalled, started but
+// stalled.
+func testPosterHandsOff(t *testing.T, kind int, blockers []blocker, procsList []int, stalled bool) {
+	for _, b := range blockers {
+		for _, procs := range procsList {
 			for _, from := range []string{"outside", "inside"} {
 				t.Run(fmt.Sprintf("%s/procs=%d/%s", b.name, procs, from), func(t *testing.T) {
 					withRescueOff(t, procs, true, func() {
+						if stalled {
+							handoff.MonitorStalled.Store(true)
+							handoff.MonitorOff.Store(false)
+						}
 						block, release := b.make(t, procs)
 						var g Group
 						before := handedOff(kind)
@@ -103,6 +125,9 @@ func testPosterHandsOff(t *testing.T, kind int) {
 								posts++
 								runtime.Gosched()
 							}
+						}
+						if stalled && !global.ho.Watching() {
+							t.Errorf("no monitor ran beside the posts: the test did not build its case")
 						}
 						if d == 0 {
 							t.Errorf("the releasing task ran with no worker handed off")

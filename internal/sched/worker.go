@@ -389,14 +389,15 @@ func (w *worker) execute(t *task, own *int64) {
 	w.freeTask(t)
 	w.started++
 	w.rec.Enter(w.started)
-	if g != w.cur {
+	if g != w.cur && w.curDone != 0 {
 		// Before running a task of another group, which may run long or
 		// block, settle the completions of the previous group, whose Wait
-		// may be waiting for just those.
-		if w.curDone != 0 {
-			w.settleNow()
-		}
-		w.cur = g
+		// may be waiting for just those. cur itself moves to g only once a
+		// completion of g is batched (afterTask): a task that a helping
+		// Wait runs for its own group (own) never is, and the store of a
+		// pointer into the worker would cost a write barrier while the
+		// collector marks, for every fork-join node.
+		w.settleNow()
 	}
 	if !plain && g.skips() {
 		g.drop(w, injected)

@@ -450,15 +450,23 @@ func (s *Sleep) sleep(idle *Idle, done, injected func() bool, linger time.Durati
 // Both return the counters as the post left them, so the caller can tell
 // whether any worker is idle (for example, to decide to start a new one).
 func (s *Sleep) NewInjectedJobs(n int, queueWasEmpty bool) Counters {
-	c := s.Post()
-	s.Wake(c, n, queueWasEmpty)
-	return c
+	return s.newJobs(n, queueWasEmpty)
 }
 
 // NewInternalJobs announces n jobs pushed onto a worker's deque; see
 // NewInjectedJobs.
 func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {
-	c := s.Post()
+	return s.newJobs(n, queueWasEmpty)
+}
+
+// newJobs is Post and Wake in one frame: Post is too large for the
+// compiler to inline, and a post onto a deque comes with every Go inside a
+// task, so its body is repeated here rather than called.
+func (s *Sleep) newJobs(n int, queueWasEmpty bool) Counters {
+	c := s.c.load()
+	if c.sleepy() {
+		c = s.postSleepy()
+	}
 	s.Wake(c, n, queueWasEmpty)
 	return c
 }
@@ -476,15 +484,15 @@ func (s *Sleep) NewInternalJobs(n int, queueWasEmpty bool) Counters {
 func (s *Sleep) Post() Counters {
 	// Make the JEC odd, which keeps sleepy workers from falling asleep with
 	// our job unseen. It mostly is already (nobody got sleepy since the
-	// last post): then this is the one load, inlined into the caller.
+	// last post): then this is the one load. (newJobs repeats this.)
 	if c := s.c.load(); !c.sleepy() {
 		return c
 	}
 	return s.postSleepy()
 }
 
-// postSleepy is Post once a worker got sleepy since the last post. It is
-// not inlined, so that Post is.
+// postSleepy is Post once a worker got sleepy since the last post, kept
+// out of line: it is the rare case.
 //
 //go:noinline
 func (s *Sleep) postSleepy() Counters { return s.c.bumpJECIf(true) }

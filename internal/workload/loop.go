@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -107,6 +108,33 @@ func StaticSplit(n, p int, body func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// StaticSplitFor is StaticSplit for a body of wsgroup.For's shape, called
+// as For calls it, with a context and returning an error: the floor for
+// For's own cost, in which the shape of the body the user hands For (a
+// call that a func(int) body does without) does not count. It returns the
+// first error of a body; every index runs whatever the errors.
+func StaticSplitFor(ctx context.Context, n, p int, body func(context.Context, int) error) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for c := range p {
+		lo, hi := n*c/p, n*(c+1)/p
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				if err := body(ctx, i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 // BenchLoop is the body of a loop benchmark: one whole run of l per op

@@ -1,6 +1,9 @@
 package workload
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -103,5 +106,34 @@ func TestRounds(t *testing.T) {
 	// Never a timing assertion: only that a longer target needs more work.
 	if r <= small {
 		t.Errorf("Rounds(2µs) = %d, not above Rounds(200ns) = %d", r, small)
+	}
+}
+
+// TestStaticSplits: both static splits run every index once, at any
+// number of goroutines; StaticSplitFor passes its context on and returns
+// a body's error.
+func TestStaticSplits(t *testing.T) {
+	for _, p := range []int{1, 2, 3, 8} {
+		l := newLoop("test", 1000, func(int) int { return 1 })
+		StaticSplit(l.N, p, l.Body)
+		type key struct{}
+		ctx := context.WithValue(context.Background(), key{}, p)
+		failAt := 777
+		err := StaticSplitFor(ctx, l.N, p, func(ctx context.Context, i int) error {
+			if ctx.Value(key{}) != p {
+				return fmt.Errorf("index %d: not the caller's context", i)
+			}
+			l.Body(i)
+			if i == failAt {
+				return errors.New("failed")
+			}
+			return nil
+		})
+		if err == nil || err.Error() != "failed" {
+			t.Errorf("p=%d: StaticSplitFor returned %v, want the body's error", p, err)
+		}
+		if err := l.Check(2); err != nil {
+			t.Errorf("p=%d: %v", p, err)
+		}
 	}
 }

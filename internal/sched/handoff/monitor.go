@@ -74,6 +74,9 @@ func (h *Handoff) watchLoop() {
 		gstatus.SetLabels(nil)
 	}
 	StartStatus() // again, after a check that ran out of time: statuses are needed from now on
+	for MonitorStalled.Load() {
+		time.Sleep(stalledPoll)
+	}
 	m := newMonitor(h)
 	defer m.timer.Stop()
 	for {

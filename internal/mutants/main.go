@@ -507,7 +507,7 @@ var mutants = []mutant{
 		name:  "join-record-kept",
 		bug:   "the record of a group's last Wait outlives the group's start from no active task",
 		file:  "internal/sched/join.go",
-		edits: []edit{{"if s&countMask == oneTask && g.awaitedIn.Load() != nil {", "if false {"}},
+		edits: []edit{{"\tif s&countMask == oneTask {\n\t\tg.restarted()", "\tif false {\n\t\tg.restarted()"}},
 		check: joinRules,
 	},
 	{

@@ -209,16 +209,10 @@ func TestGoexitInNestedWaitEndsWaiter(t *testing.T) {
 // runs its newest task itself unless it loses the processor to a worker
 // (to a preemption, or to an assist of the collector) before its Wait: the
 // attempts, each one checked, go on until one runs the exiting task on the
-// goroutine that waited; if none ever does, WaitUntil fails the test with
-// a dump.
+// goroutine that waited (untilBuilt).
 func TestGoexitOutsideEndsCaller(t *testing.T) {
 	onOneProc(t, func() {
-		attempts := 0
-		testkit.WaitUntil(t, "an attempt that ran the exiting task on the goroutine that waited", func() bool {
-			attempts++
-			return goexitOutside(t) || t.Failed()
-		})
-		t.Logf("attempts until the exiting task ran on the goroutine that waited: %d", attempts)
+		untilBuilt(t, "the exiting task ran on the goroutine that waited", func() bool { return goexitOutside(t) })
 	})
 }
 

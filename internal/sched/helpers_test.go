@@ -260,3 +260,18 @@ func onOneProc(t *testing.T, body func()) {
 		body()
 	})
 }
+
+// untilBuilt makes rounds of a test whose case depends on a schedule the
+// runtime does not promise (at GOMAXPROCS 1, the test goroutine keeping
+// the processor until its Wait), each checked by round, until one builds
+// it (round reports true) or the test has failed. If none ever does,
+// WaitUntil fails the test with a dump. what names the case, for the log.
+func untilBuilt(t *testing.T, what string, round func() bool) {
+	t.Helper()
+	rounds := 0
+	testkit.WaitUntil(t, what, func() bool {
+		rounds++
+		return round() || t.Failed()
+	})
+	t.Logf("rounds until %s: %d", what, rounds)
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/gstatus"
-	"github.com/go-steal/steal/internal/testkit"
 )
 
 // Profiler labels: a task wears the labels of the goroutine that called
@@ -199,12 +198,7 @@ func TestLabelsDoNotOutliveTask(t *testing.T) {
 // on until one in which a task ran on the goroutine of Wait.
 func TestLabelsOutsideWait(t *testing.T) {
 	onOneProc(t, func() {
-		rounds := 0
-		testkit.WaitUntil(t, "a round in which a task ran on the goroutine of Wait", func() bool {
-			rounds++
-			return labelsOutsideWaitRound(t) || t.Failed()
-		})
-		t.Logf("rounds until a task ran on the goroutine of Wait: %d", rounds)
+		untilBuilt(t, "a task ran on the goroutine of Wait", func() bool { return labelsOutsideWaitRound(t) })
 	})
 }
 

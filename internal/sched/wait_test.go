@@ -23,15 +23,10 @@ import (
 // taken the tasks, and then takes some or all of them. Such a round shows
 // little about the Wait, so rounds go on (each one checked) until one in
 // which the Wait took back and ran all its group's tasks; a Wait that never takes them
-// back keeps the test going until WaitUntil fails it with a dump.
+// back keeps the test going until it fails (untilBuilt).
 func TestOutsideWaitRunsOwnTasks(t *testing.T) {
 	onOneProc(t, func() {
-		rounds := 0
-		testkit.WaitUntil(t, "a Wait that ran all its group's tasks", func() bool {
-			rounds++
-			return outsideWaitRound(t) || t.Failed()
-		})
-		t.Logf("rounds until the Wait ran all its group's tasks: %d", rounds)
+		untilBuilt(t, "a Wait that ran all its group's tasks", func() bool { return outsideWaitRound(t) })
 	})
 }
 

@@ -724,7 +724,7 @@ var mutants = []mutant{
 		name:  "status-poster-quiet-on-checking-post",
 		bug:   "a saturated post skips the hand-off whenever the monitor runs, its checking posts too: only the monitor hands blocked workers on",
 		file:  "internal/sched/handoff/handoff.go",
-		edits: []edit{{"\treturn n%checkEvery != 0 && h.watching.Load()", "\treturn h.watching.Load()"}},
+		edits: []edit{{"return n%checkEvery != 0 && h.watched()", "return h.watched()"}},
 		check: statusPosterStalled,
 	},
 	{

@@ -80,7 +80,7 @@
 // wait as between slots, and the progress guarantee it gives) is package
 // handoff; its doc is the map. sched tells it where each worker is
 // (worker.rec: execute and endTask), calls Handoff.Saturated wherever a
-// post finds the pool saturated (spawnOrWatch, foundWork, block,
+// post finds the pool saturated (maybeSpawn, foundWork, block,
 // release), and answers its questions through poolView (handoff.go).
 //
 // A goroutine that runs tasks never stops at a task end to let other

@@ -153,10 +153,10 @@ func (l *loop) runSlot(own int) error {
 	body, ctx, base, stop := l.body, l.ctx, l.base, &l.stop
 	for {
 		for {
-			if l.stop.Load() || l.ctx.Err() != nil {
+			if stop.Load() || ctx.Err() != nil {
 				// The context is looked at once a run: the caller's may
 				// have been canceled.
-				l.stop.Store(true)
+				stop.Store(true)
 				returned = true
 				return nil
 			}
@@ -173,7 +173,7 @@ func (l *loop) runSlot(own int) error {
 				err := body(ctx, base+int(next))
 				ran++
 				if err != nil {
-					l.stop.Store(true)
+					stop.Store(true)
 					returned = true
 					return err
 				}

@@ -154,22 +154,22 @@ func (p *Pool) inject(t job) {
 // after it gave up its slot, so we see room and start a worker.
 //
 // n is the poster's own count of posts, for handoff.Handoff.Saturated.
-//
-// A saturated pool (no room: full) whose hand-off has nothing to do for
-// this post (handoff.Handoff.Quiet) needs no call at all.
+// With no room (full), the post is a saturated one, and the hand-off
+// checks the workers and watches (Saturated), unless it has nothing to do
+// for this post (handoff.Handoff.Quiet), which on a busy pool is most
+// posts: then maybeSpawn calls nothing.
 func (p *Pool) maybeSpawn(c sleep.Counters, n uint32) {
-	if c.Inactive() == 0 && !(p.full() && p.ho.Quiet(n)) {
-		p.spawnOrWatch(n)
+	if c.Inactive() != 0 {
+		return
 	}
-}
-
-// spawnOrWatch is maybeSpawn once no worker is idle; maybeSpawn itself is
-// small enough to be inlined into every post.
-func (p *Pool) spawnOrWatch(n uint32) {
 	// spawn may still refuse: another poster took the last place, or
 	// GOMAXPROCS went down since size was sampled.
-	if p.full() || !p.spawn() {
-		p.ho.Saturated(n, nil) // the hand-off checks the workers and watches
+	if p.full() {
+		if !p.ho.Quiet(n) {
+			p.ho.Saturated(n, nil)
+		}
+	} else if !p.spawn() {
+		p.ho.Saturated(n, nil)
 	}
 }
 

@@ -98,16 +98,11 @@ func CheapLoop() *Loop {
 // calls a function per index, and what range stealing is measured
 // against on imbalanced loops.
 func StaticSplit(n, p int, body func(i int)) {
-	var wg sync.WaitGroup
-	for c := range p {
-		lo, hi := n*c/p, n*(c+1)/p
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				body(i)
-			}
-		})
-	}
-	wg.Wait()
+	chunks(n, p, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			body(i)
+		}
+	})
 }
 
 // StaticSplitFor is StaticSplit for a body of wsgroup.For's shape, called
@@ -116,25 +111,32 @@ func StaticSplit(n, p int, body func(i int)) {
 // call that a func(int) body does without) does not count. It returns the
 // first error of a body; every index runs whatever the errors.
 func StaticSplitFor(ctx context.Context, n, p int, body func(context.Context, int) error) error {
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
+	chunks(n, p, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if err := body(ctx, i); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}
+	})
+	return first
+}
+
+// chunks runs run(lo, hi) for the p contiguous chunks of [0, n), each on a
+// goroutine of its own, and waits for them. The static splits put their
+// loops in run, so that each index costs them only their body's call.
+func chunks(n, p int, run func(lo, hi int)) {
+	var wg sync.WaitGroup
 	for c := range p {
 		lo, hi := n*c/p, n*(c+1)/p
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				if err := body(ctx, i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		})
+		wg.Go(func() { run(lo, hi) })
 	}
 	wg.Wait()
-	return first
 }
 
 // BenchLoop is the body of a loop benchmark: one whole run of l per op

@@ -104,9 +104,7 @@ func (h *Handoff) Saturated(n uint32, self *Slot) {
 // checking post, and the monitor runs and needs no kick (see watch). Small
 // enough to be inlined, so that the posts of a saturated pool, one per
 // task in fork-join on a busy pool, call nothing while it holds.
-func (h *Handoff) Quiet(n uint32) bool {
-	return n%checkEvery != 0 && h.watching.Load() && (!h.napping.Load() || h.flowing.Load())
-}
+func (h *Handoff) Quiet(n uint32) bool { return n%checkEvery != 0 && h.watched() }
 
 // check checks every attached worker but self, at most once per
 // blockedGap for the whole pool, and hands on the slots of those that

@@ -23,12 +23,16 @@ import (
 // watch starts the monitor unless it runs, or kicks it awake if it naps
 // while the work does not flow.
 func (h *Handoff) watch() {
-	// The monitor runs and samples on its own, or naps while the work
-	// flows: a few loads, inlined into the caller.
-	if h.watching.Load() && (!h.napping.Load() || h.flowing.Load()) {
-		return
+	if !h.watched() {
+		h.watchNow()
 	}
-	h.watchNow()
+}
+
+// watched reports whether watch has nothing to do: the monitor runs and
+// samples on its own, or naps while the work flows. A few loads, inlined
+// into the caller.
+func (h *Handoff) watched() bool {
+	return h.watching.Load() && (!h.napping.Load() || h.flowing.Load())
 }
 
 // watchNow is watch once the monitor naps or does not run.

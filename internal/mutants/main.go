@@ -165,6 +165,8 @@ var (
 		[]string{"-run", "TestWaitRunsNoTaskItDoesNotWaitFor|TestWaitHelpsAlongTheChain|TestJoinRecords", "./internal/sched"}, nil}
 	helpBlocks = check{"sched: a Wait that ran one of its group's tasks, then blocks while another runs elsewhere, returns",
 		[]string{"-run", "TestWaitRanOwnThenBlocks", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	ownRuns = check{"sched: a Wait runs its group's tasks from its deque in runs, each under its own labels and group, and the waiting task's back after",
+		[]string{"-run", "TestWaitRunsOwnTasksInRuns", "./internal/sched"}, nil}
 	patienceWake = check{"sched: a Wait waiting in its worker's place is woken by its group's last task, with the patience an hour long",
 		[]string{"-run", "TestPatientWaitWokenByLastTask", "./internal/sched"}, nil}
 	patientSpared = check{"sched: the status checks leave the place of a Wait waiting in it alone",
@@ -509,6 +511,20 @@ var mutants = []mutant{
 		file:  "internal/sched/join.go",
 		edits: []edit{{"\tif s&countMask == oneTask {\n\t\tg.restarted()", "\tif false {\n\t\tg.restarted()"}},
 		check: joinRules,
+	},
+	{
+		name:  "run-labels-kept",
+		bug:   "a task of a Wait's run leaves its labels on the goroutine for the next task of the run",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"\t\tended = true\n\t\tif w.wears() != home {", "\t\tended = true\n\t\tif false && w.wears() != home {"}},
+		check: ownRuns,
+	},
+	{
+		name:  "run-running-kept",
+		bug:   "after a run of a Wait's tasks, the waited group stays the worker's running group",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"\tw.running = outer\n\tw.depth--\n\treturn t, false", "\tw.depth--\n\treturn t, false"}},
+		check: ownRuns,
 	},
 	{
 		name:  "join-record-overwritten",

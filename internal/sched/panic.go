@@ -136,6 +136,79 @@ func (w *worker) call(f fn, g *Group, admitted bool) (finished bool) {
 	return false
 }
 
+// runOwn runs t, a plain task of g (task.plain) that help popped from w's
+// deque for g's Wait, and then each task of g that is the newest in the
+// deque after it, one after another in one frame: call's, set up once for
+// the run instead of once per task. Each of them is counted in *own, as
+// execute counts a task that help runs (afterTask). It returns when the
+// newest task in the deque is not g's, or when a task of g it popped is
+// not plain after all: it returns that task, for execute. (That cannot
+// happen while the rule of task.plain holds: all the tasks of g queued now
+// are active, so g cannot have changed its limit or mode since the first.)
+//
+// The frame is call's, and so is the end of a task that does not return
+// (unwound, with the task's own labels, group and depth): a panic ends
+// the run, finished there and then if g records it (finished reports
+// that, as call does), and the tasks of g left in the deque go back to
+// help; a runtime.Goexit goes on through the run. Between the tasks of a
+// run, w.running stays g and the depth the run's, which is what they are
+// for each task of the run anyway; everything else a task's end does is
+// done for each task, in execute's order: the labels of the goroutine
+// back (home), the task counted, the hand-off told that the worker is
+// between tasks (endTask: the Wait's task below goes on), a detach by the
+// hand-off undone (afterTask).
+func (w *worker) runOwn(t *task, g *Group, own *int64, isG func(*task) bool) (rest *task, finished bool) {
+	outer := w.running
+	w.running = refOf(g)
+	w.depth++
+	var home unsafe.Pointer
+	if w.depth > 1 {
+		home = w.wears()
+	}
+	ended := true // no task of the run is in progress
+	defer func() {
+		if !ended {
+			finished = w.unwound(recover(), g, false, outer, home)
+		}
+	}()
+	for {
+		f := t.fn
+		w.freeTask(t)
+		w.started++
+		w.rec.Enter(w.started)
+		if g != w.cur && w.curDone != 0 {
+			w.settleNow() // see execute
+		}
+		if f.labels != home {
+			gstatus.SetLabels(f.labels)
+		}
+		ended = false
+		if err := f.f(); err != nil {
+			g.fail(err)
+		}
+		ended = true
+		if w.wears() != home {
+			gstatus.SetLabels(home)
+		}
+		w.countTask()
+		w.rec.Leave(w.started, w.depth > 1) // endTask, at the depth below the run's
+		if w.detachedBy.Load()&detachHandOff != 0 {
+			w.reattach(detachHandOff) // see afterTask
+		}
+		*own++
+		if t = w.dq.PopIf(isG); t == nil || !t.plain {
+			break
+		}
+		w.st.localPops++
+	}
+	if t != nil {
+		w.st.localPops++
+	}
+	w.running = outer
+	w.depth--
+	return t, false
+}
+
 // leaveTask is the epilogue of call: the labels of the goroutine (home),
 // the group of the task below (outer) and the depth back, the task counted.
 func (w *worker) leaveTask(outer groupRef, home unsafe.Pointer) {

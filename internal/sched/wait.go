@@ -123,7 +123,16 @@ func (w *worker) help(g *Group, own *int64) {
 		if t := w.dq.PopIf(isG); t != nil {
 			w.st.localPops++
 			dry = 0
-			w.execute(t, own)
+			if t.plain {
+				var finished bool
+				if t, finished = w.runOwn(t, g, own, isG); finished {
+					w.goexit = false // as in execute
+					continue
+				}
+			}
+			if t != nil {
+				w.execute(t, own)
+			}
 			continue
 		}
 		if t := w.takeJoined(g, joined); t != nil {

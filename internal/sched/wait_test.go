@@ -1,11 +1,16 @@
 package sched
 
 import (
+	"context"
+	"fmt"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/go-steal/steal/internal/gid"
+	"github.com/go-steal/steal/internal/gstatus"
 	"github.com/go-steal/steal/internal/testkit"
 )
 
@@ -291,5 +296,113 @@ func TestWaitRanOwnThenBlocks(t *testing.T) {
 		// A worker handed the blocked task's slot may steal the second
 		// task before the Wait pops it; then that round proves nothing.
 		t.Logf("the Wait ran the second task itself in %d of %d rounds", here, rounds)
+	})
+}
+
+// TestWaitRunsOwnTasksInRuns: a Wait inside a task runs its group's tasks
+// from its worker's deque, newest first, in runs (worker.runOwn): each task
+// on the waiting goroutine, with the waited group as the innermost running
+// one (join.go), one level deeper than the waiting task, under the labels
+// of its submitter: the waiting task's own for some, others given in a
+// pprof.Do, and after a task that set labels of its own, the next one
+// still wears its submitter's. A task that panics in a group that records
+// panics ends a run: the older tasks still run, each once, and Wait raises
+// the panic. After it, the waiting task wears its own labels, its group is
+// the running one again and its depth is back. With one processor and the
+// monitor off, no other worker can take a task from the deque.
+func TestWaitRunsOwnTasksInRuns(t *testing.T) {
+	needGID(t)
+	withRescueOff(t, 1, false, func() {
+		const k, panicAt, setsOwn = 12, 6, 9
+		var g Group
+		var (
+			order       [k]int
+			ran         atomic.Int64
+			wrong       []string
+			mu          sync.Mutex
+			recovered   any
+			waiterState string
+		)
+		bad := func(format string, args ...any) {
+			mu.Lock()
+			wrong = append(wrong, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}
+		own := pprof.WithLabels(context.Background(), pprof.Labels("k", "own"))
+		other := pprof.WithLabels(context.Background(), pprof.Labels("k", "other"))
+		done := make(chan struct{})
+		labelled("waiter", func(lw unsafe.Pointer) {
+			g.Go(func() error {
+				defer close(done)
+				w, me := current(), gid.Current()
+				if w == nil {
+					bad("the waiting task runs outside the pool")
+					return nil
+				}
+				depth := w.depth
+				var n Group
+				n.SetRecoverPanics(func(v any, _ []byte, _ *atomic.Int64) error { return fmt.Errorf("recovered: %v", v) })
+				for i := range k {
+					task := func(want unsafe.Pointer) func() error {
+						return func() error {
+							order[ran.Add(1)-1] = i
+							if gid.Current() != me {
+								bad("task %d ran on another goroutine", i)
+							} else if w.running.group() != &n || w.depth != depth+1 {
+								bad("task %d ran with running group %p at depth %d; want %p at %d", i, w.running.group(), w.depth, &n, depth+1)
+							}
+							if got := gstatus.Labels(); got != want {
+								bad("task %d wore labels %p, want its submitter's %p", i, got, want)
+							}
+							if i == setsOwn {
+								pprof.SetGoroutineLabels(own)
+							}
+							if i == panicAt {
+								panic(i)
+							}
+							return nil
+						}
+					}
+					if i%3 == 0 {
+						// Not labelled: pprof.Do would leave the
+						// goroutine wearing its parent context's labels.
+						pprof.SetGoroutineLabels(other)
+						n.Go(task(gstatus.Labels()))
+						gstatus.SetLabels(lw)
+					} else {
+						n.Go(task(lw))
+					}
+				}
+				func() {
+					defer func() { recovered = recover() }()
+					n.Wait()
+				}()
+				if got := gstatus.Labels(); got != lw || w.running.group() != &g || w.depth != depth {
+					waiterState = fmt.Sprintf("labels %p (want %p), running group %p (want %p), depth %d (want %d)",
+						got, lw, w.running.group(), &g, w.depth, depth)
+				}
+				return nil
+			})
+		})
+		<-done
+		wantNil(t, "g.Wait()", g.Wait())
+		for _, s := range wrong {
+			t.Error(s)
+		}
+		if waiterState != "" {
+			t.Errorf("after its Wait, the waiting task has %s", waiterState)
+		}
+		if got := ran.Load(); got != k {
+			t.Fatalf("%d of %d tasks ran", got, k)
+		}
+		for j, i := range order {
+			if i != k-1-j {
+				t.Errorf("tasks ran in the order %v; want newest first", order)
+				break
+			}
+		}
+		if err, ok := recovered.(error); !ok || err.Error() != fmt.Sprintf("recovered: %d", panicAt) {
+			t.Errorf("Wait raised %v; want the recorded panic of task %d", recovered, panicAt)
+		}
 	})
 }

@@ -6,9 +6,9 @@
 // if any, in a few nanoseconds: one id read (github.com/petermattis/goid,
 // which reads the runtime's g structure) and one atomic load.
 //
-// At its first use (not when the package is initialized: importing it
-// costs a program nothing), the fast id is checked against the id parsed
-// from runtime.Stack. If they disagree (a Go release that moved the field
+// At the first registration (not when the package is initialized:
+// importing it costs a program nothing), the fast id is checked against
+// the id parsed from runtime.Stack. If they disagree (a Go release that moved the field
 // the fast path reads), the package never reports a registration: every
 // caller then counts as an outsider, which is slower but still correct.
 package gid
@@ -100,7 +100,7 @@ func slowID() int64 {
 }
 
 // Trusted reports whether the fast goroutine id agrees with runtime.Stack
-// (checked at the first call of Trusted, Lookup, Register or Unregister).
+// (checked at the first call of Trusted, Register or Unregister).
 // When false, Lookup always reports nil.
 func Trusted() bool { return trusted() }
 
@@ -110,12 +110,24 @@ func Current() int64 { return goid.Get() }
 func bucket(id int64) int { return int(uint64(id) * 0x9E3779B97F4A7C15 >> (64 - 10)) }
 
 // Lookup returns the value registered for the calling goroutine, or nil.
+//
+// It does not ask whether the fast id is trusted: Register refuses when it
+// is not, so then the table is empty and every id misses. (A wrong fast id
+// reads some other word of the runtime's g, which is harmless to read.)
+// The first entry of the bucket is checked before the loop over the rest
+// (lookupRest), where the ids that share the bucket go.
 func (t *Table[V]) Lookup() *V {
-	if !trusted() {
-		return nil
-	}
 	id := goid.Get()
-	for e := t.buckets[bucket(id)].Load(); e != nil; e = e.next {
+	e := t.buckets[bucket(id)].Load()
+	if e != nil && e.id == id {
+		return e.v
+	}
+	return lookupRest(e, id)
+}
+
+// lookupRest is Lookup past the first entry e of the bucket of id.
+func lookupRest[V any](e *entry[V], id int64) *V {
+	for ; e != nil; e = e.next {
 		if e.id == id {
 			return e.v
 		}

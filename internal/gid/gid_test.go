@@ -62,6 +62,28 @@ func TestTrusted(t *testing.T) {
 	}
 }
 
+// TestUntrustedTableStaysEmpty: where the fast id disagrees with
+// runtime.Stack, Register records nothing, so Lookup, which does not check
+// the trust itself, reports nil to every goroutine. The check's outcome
+// is forced here; it is restored before any other test runs (the tests of
+// this package do not run in parallel).
+func TestUntrustedTableStaysEmpty(t *testing.T) {
+	Trusted() // the check runs now, not while the outcome is forced
+	saved := trust.Load()
+	trust.Store(trustNo)
+	defer trust.Store(saved)
+	var tab Table[int]
+	x := 1
+	tab.Register(&x)
+	if v := tab.Lookup(); v != nil {
+		t.Errorf("Lookup after Register with an untrusted id = %p, want nil", v)
+	}
+	tab.Unregister()
+	if Trusted() {
+		t.Errorf("Trusted() = true with the outcome forced to untrusted")
+	}
+}
+
 func TestLookupUnregistered(t *testing.T) {
 	var tab Table[int] // the zero value is an empty table
 	if v := tab.Lookup(); v != nil {

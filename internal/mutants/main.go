@@ -165,6 +165,8 @@ var (
 		[]string{"-run", "TestWaitRunsNoTaskItDoesNotWaitFor|TestWaitHelpsAlongTheChain|TestJoinRecords", "./internal/sched"}, nil}
 	helpBlocks = check{"sched: a Wait that ran one of its group's tasks, then blocks while another runs elsewhere, returns",
 		[]string{"-run", "TestWaitRanOwnThenBlocks", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	gidUntrusted = check{"gid: an untrusted fast id registers nothing",
+		[]string{"-run", "TestUntrustedTableStaysEmpty", "./internal/gid"}, nil}
 	ownRuns = check{"sched: a Wait runs its group's tasks from its deque in runs, each under its own labels and group, and the waiting task's back after",
 		[]string{"-run", "TestWaitRunsOwnTasksInRuns", "./internal/sched"}, nil}
 	patienceWake = check{"sched: a Wait waiting in its worker's place is woken by its group's last task, with the patience an hour long",
@@ -511,6 +513,13 @@ var mutants = []mutant{
 		file:  "internal/sched/join.go",
 		edits: []edit{{"\tif s&countMask == oneTask {\n\t\tg.restarted()", "\tif false {\n\t\tg.restarted()"}},
 		check: joinRules,
+	},
+	{
+		name:  "gid-register-untrusted",
+		bug:   "Register records a goroutine under a fast id that disagrees with runtime.Stack, which Lookup then trusts",
+		file:  "internal/gid/gid.go",
+		edits: []edit{{"func (t *Table[V]) Register(v *V) {\n\tif !trusted() {", "func (t *Table[V]) Register(v *V) {\n\tif false && !trusted() {"}},
+		check: gidUntrusted,
 	},
 	{
 		name:  "run-labels-kept",

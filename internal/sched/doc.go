@@ -47,7 +47,9 @@
 //     slot's next goroutine. panic.go: worker.call and callOutside run it
 //     in one deferred call's frame, tell a return, a panic and a
 //     runtime.Goexit apart, and put the task's labels on the goroutine
-//     and take them off again). A skip-queued group that is canceled drops it instead
+//     and take them off again; worker.runOwn runs a helping Wait's plain
+//     tasks of its own group, newest first from its deque, in runs under
+//     one such frame). A skip-queued group that is canceled drops it instead
 //     (failure.go: skips, drop); a limited group admits it to execute
 //     (startRunning). A task queued while its group had neither is plain
 //     (task.plain), and its worker does not look at the group for either.

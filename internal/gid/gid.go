@@ -8,9 +8,10 @@
 //
 // At the first registration (not when the package is initialized:
 // importing it costs a program nothing), the fast id is checked against
-// the id parsed from runtime.Stack. If they disagree (a Go release that moved the field
-// the fast path reads), the package never reports a registration: every
-// caller then counts as an outsider, which is slower but still correct.
+// the id parsed from runtime.Stack. If they disagree (a Go release that
+// moved the field the fast path reads), the package never reports a
+// registration: every caller then counts as an outsider, which is slower
+// but still correct.
 package gid
 
 import (

@@ -45,33 +45,34 @@ func TestStoreOwned(t *testing.T) {
 			}
 		}
 	})
-	last, last64 := uint32(0), int64(0)
-	for last != rounds || last64 != int64(rounds) {
-		v := n.Load()
-		if v == 7 {
-			v = 0 // the first store has not arrived yet
-		} else if v>>16 != v&0xffff {
-			t.Fatalf("loaded %#x: not a value the owner stored", v)
-		}
-		v &= 0xffff
-		if v < last {
-			t.Fatalf("loaded %d after %d: the owner's stores out of order", v, last)
-		}
-		last = v
-		w := m.Load()
-		if w == -7 {
-			w = 0
-		} else if w>>32 != w&0xffffffff {
-			t.Fatalf("loaded %#x: not a 64-bit value the owner stored", w)
-		}
-		w &= 0xffffffff
-		if w < last64 {
-			t.Fatalf("loaded %d after %d: the owner's 64-bit stores out of order", w, last64)
-		}
-		last64 = w
+	last, last64 := uint64(0), uint64(0)
+	for last != uint64(rounds) || last64 != uint64(rounds) {
+		last = roundOf(t, "StoreOwned32", uint64(n.Load()), 7, 16, last)
+		last64 = roundOf(t, "StoreOwned64", uint64(m.Load()), ^uint64(6), 32, last64) // first: -7
 		if q := p.Load(); q != a && q != b {
 			t.Fatal("loaded a pointer the owner never stored")
 		}
 	}
 	wg.Wait()
+}
+
+// roundOf checks v, loaded while the owner stores first and then, for
+// rounds i = 1, 2, ..., i in both halves of the value (each half bits
+// wide): v must be first (round 0: the rounds' stores have not arrived
+// yet) or a value of a round, and its round no earlier than last, the
+// round loaded before. It returns v's round.
+func roundOf(t *testing.T, what string, v, first uint64, half uint, last uint64) uint64 {
+	t.Helper()
+	r := uint64(0)
+	if v != first {
+		mask := uint64(1)<<half - 1
+		if v>>half != v&mask {
+			t.Fatalf("%s: loaded %#x: not a value the owner stored", what, v)
+		}
+		r = v & mask
+	}
+	if r < last {
+		t.Fatalf("%s: loaded round %d after %d: the owner's stores out of order", what, r, last)
+	}
+	return r
 }

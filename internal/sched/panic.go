@@ -158,6 +158,8 @@ func (w *worker) call(f fn, g *Group, admitted bool) (finished bool) {
 // between tasks (endTask: the Wait's task below goes on), a detach by the
 // hand-off undone (afterTask).
 func (w *worker) runOwn(t *task, g *Group, own *int64, isG func(*task) bool) (rest *task, finished bool) {
+	// call's prologue, repeated: as a function of its own it is too large
+	// for the compiler to inline, and call runs for every other task.
 	outer := w.running
 	w.running = refOf(g)
 	w.depth++

@@ -177,7 +177,9 @@ func (p *Partition) Steal(own int) bool {
 			// goroutine concerned, unless it was descheduled there.
 			// Gosched, not the runtime's goyield: a goroutine the
 			// scheduler preempted waits on its global run queue, which
-			// only a Gosched queues us behind.
+			// only a Gosched queues us behind. Its cost, the wake-up of
+			// an idle P's thread, is paid only here, at a loop's end
+			// while its last indices are in transit.
 			xsync.Gosched()
 			continue
 		}

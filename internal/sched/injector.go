@@ -214,7 +214,9 @@ func (q *queue) lockTail() uint64 {
 			// preempted goroutine on its global run queue: only a
 			// Gosched, which queues us behind it there, lets it run
 			// with one P. (goyield would keep us on the local queue,
-			// ahead of it, for ever at GOMAXPROCS 1.)
+			// ahead of it, for ever at GOMAXPROCS 1.) Its cost, the
+			// wake-up of an idle P's thread, comes only after tailSpins
+			// failed tries: a holder that long in the lock is rare.
 			xsync.Gosched()
 		}
 	}

@@ -31,7 +31,9 @@ func (m *poolMutex) Lock() {
 		if i >= poolMutexSpins {
 			// Gosched, not goyield: as for the injector's tail lock
 			// (queue.lockTail), a holder preempted inside waits on the
-			// runtime's global run queue.
+			// runtime's global run queue. Its cost, the wake-up of an
+			// idle P's thread, comes only after poolMutexSpins failed
+			// tries.
 			runtime.Gosched()
 		}
 	}

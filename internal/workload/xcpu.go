@@ -83,6 +83,8 @@ func xcpuWait(c *atomic.Int64, v int64) {
 			// queues us behind it there; goyield would keep us ahead of
 			// it on the P's own queue, with one P until the scheduler's
 			// periodic look at the global queue (every 61st schedule).
+			// The thread it may wake is the probe's own cost, after
+			// xcpuSpins polls, outside the timed work of any benchmark.
 			runtime.Gosched()
 			spins = 0
 		}

@@ -373,10 +373,7 @@ func TestWaitRunsOwnTasksInRuns(t *testing.T) {
 						n.Go(task(lw))
 					}
 				}
-				func() {
-					defer func() { recovered = recover() }()
-					n.Wait()
-				}()
+				recovered, _ = testkit.Recover(func() { n.Wait() })
 				if got := gstatus.Labels(); got != lw || w.running.group() != &g || w.depth != depth {
 					waiterState = fmt.Sprintf("labels %p (want %p), running group %p (want %p), depth %d (want %d)",
 						got, lw, w.running.group(), &g, w.depth, depth)

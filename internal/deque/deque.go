@@ -76,6 +76,12 @@ type Deque[T any] struct {
 	// Owner only.
 	floor int
 
+	// grown: the ring is larger than the floor, so a Pop may have to shrink
+	// it. Pop tests it before calling shrink, which the compiler does not
+	// inline and which, with the ring at its floor (nearly always), only
+	// returns. Owner only; written by resize.
+	grown bool
+
 	// retain: taken items stay in their slots (see Retain). Set before the
 	// first Push; a thief reads it only after it has loaded a bottom that a
 	// later Push stored, so it sees it set.
@@ -124,6 +130,7 @@ func New[T any](capacity int) *Deque[T] {
 func (d *Deque[T]) Init(capacity int) {
 	n := roundCapacity(capacity)
 	d.floor = n
+	d.grown = false
 	d.top.Store(0)
 	d.bottom.Store(0)
 	d.ring.Store(newRing[T](n))
@@ -265,7 +272,9 @@ func (d *Deque[T]) Pop() *T {
 		// Empty (t == b+1): undo the reservation, with the owner's store
 		// (see restoreBottom).
 		d.restoreBottom(b + 1)
-		d.shrink(b+1, t)
+		if d.grown {
+			d.shrink(b+1, t)
+		}
 		return nil
 	}
 	r := d.ring.Load() // our own pointer; only the owner writes it
@@ -285,7 +294,9 @@ func (d *Deque[T]) Pop() *T {
 		if !d.retain {
 			s.Store(nil)
 		}
-		d.shrink(b, t)
+		if d.grown {
+			d.shrink(b, t)
+		}
 		return x
 	}
 	// t == b: this is the last item, and thieves may be trying to take it
@@ -313,7 +324,9 @@ func (d *Deque[T]) Pop() *T {
 	if !d.retain {
 		s.Store(nil)
 	}
-	d.shrink(b+1, b+1)
+	if d.grown {
+		d.shrink(b+1, b+1)
+	}
 	return x
 }
 
@@ -504,8 +517,8 @@ func (d *Deque[T]) Ends() (top, bottom int64) {
 
 // shrink halves the ring if, with b the current bottom and t a top loaded
 // by the caller, fewer than a quarter of its slots are in use and it is
-// above the floor. A stale t overestimates the live count, which only
-// makes shrink more reluctant. Owner only.
+// above the floor (Pop calls it only then: grown). A stale t overestimates
+// the live count, which only makes shrink more reluctant. Owner only.
 func (d *Deque[T]) shrink(b, t int64) {
 	r := d.ring.Load() // our own pointer
 	if r == nil {
@@ -542,6 +555,7 @@ func (d *Deque[T]) resize(old *ring[T], b int64, n int) *ring[T] {
 	// loaded old keep reading the values it had, which are the right ones
 	// for every index they can still win.
 	d.ring.Store(r)
+	d.grown = n > d.minCap()
 	// Thieves that won indices in [t, t2) during the copy took items that
 	// the copy may have put into r; clear those copies so r does not keep
 	// them alive. The Load of top must come after the Store of the ring:

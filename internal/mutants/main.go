@@ -70,6 +70,8 @@ var (
 		[]string{"-tags", "explore", "-run", "TestExploreStealIfLinearizable", "./internal/deque"}, nil}
 	stressDeque = check{"stress: deque on the hardware's memory order (no race detector, which makes every store atomic)",
 		[]string{"-run", "TestStress", "-count=3", "./internal/deque"}, nil}
+	shrinkDeque = check{"deque: a ring grows with its items and shrinks back to its floor",
+		[]string{"-run", "TestGrowShrink|TestShrinkAfterSteals|FuzzDeque", "./internal/deque"}, nil}
 	linearDeque = check{"linearizability: deque (porcupine)",
 		[]string{"-run", "TestLinearizab", "./internal/deque"}, nil}
 	exploreRanges = check{"explorer: range partitioner (ranges)",
@@ -468,6 +470,13 @@ var mutants = []mutant{
 		file:  "internal/deque/deque.go",
 		edits: []edit{{"\tif !d.top.CompareAndSwap(t, t+1) {\n\t\treturn nil, true\n\t}", "\td.top.Store(t + 1)"}},
 		check: linearDeque,
+	},
+	{
+		name:  "deque-grown-unset",
+		bug:   "a ring that grew is never marked larger than its floor, so Pop never shrinks it back",
+		file:  "internal/deque/deque.go",
+		edits: []edit{{"\td.grown = n > d.minCap()\n", "\td.grown = false\n"}},
+		check: shrinkDeque,
 	},
 	{
 		name:  "deque-stealif-stale",

@@ -70,6 +70,8 @@ var (
 		[]string{"-tags", "explore", "-run", "TestExploreStealIfLinearizable", "./internal/deque"}, nil}
 	stressDeque = check{"stress: deque on the hardware's memory order (no race detector, which makes every store atomic)",
 		[]string{"-run", "TestStress", "-count=3", "./internal/deque"}, nil}
+	findTurns = check{"sched: an idle worker's search serves its deque, the injector and the other deques, none starved by another",
+		[]string{"-run", "TestFind", "./internal/sched"}, nil}
 	shrinkDeque = check{"deque: a ring grows with its items and shrinks back to its floor",
 		[]string{"-run", "TestGrowShrink|TestShrinkAfterSteals|FuzzDeque", "./internal/deque"}, nil}
 	linearDeque = check{"linearizability: deque (porcupine)",
@@ -470,6 +472,20 @@ var mutants = []mutant{
 		file:  "internal/deque/deque.go",
 		edits: []edit{{"\tif !d.top.CompareAndSwap(t, t+1) {\n\t\treturn nil, true\n\t}", "\td.top.Store(t + 1)"}},
 		check: linearDeque,
+	},
+	{
+		name:  "find-no-steal-turn",
+		bug:   "an idle worker tries the other deques only once the injector is empty, so a stream of tasks from outside starves a task on a stuck worker's deque",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"\tif w.finds%stealEvery == 0 {", "\tif false && w.finds%stealEvery == 0 {"}},
+		check: findTurns,
+	},
+	{
+		name:  "find-no-inject-turn",
+		bug:   "a worker looks at the injector only once its own deque is empty, so a deque that never empties starves the tasks from outside",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"\tif w.finds++; w.finds%injectEvery == 0 {", "\tif w.finds++; false && w.finds%injectEvery == 0 {"}},
+		check: findTurns,
 	},
 	{
 		name:  "deque-grown-unset",

@@ -116,11 +116,10 @@ func testPosterHandsOff(t *testing.T, kind int, blockers []blocker, procsList []
 							case d = <-released:
 								break post
 							default:
-								// One post at a time: a stream that keeps
-								// the injector full would starve a task
-								// left in an attached worker's deque, which
-								// workers steal only when the injector is
-								// empty.
+								// One post at a time, then the processor
+								// given up: the posts are the checks'
+								// occasions, and the blocked workers' own
+								// goroutines must get to block.
 								other.Go(func() error { return nil })
 								posts++
 								runtime.Gosched()

@@ -226,9 +226,16 @@ func (w *worker) retire(idle *sleep.Idle) bool {
 }
 
 // find looks for a task: own deque (newest first), then a batch from the
-// injector, then the oldest task of a random other worker. Every
-// injectEvery searches it looks at the injector first, so that tasks from
-// outside are not starved by a deque that never empties.
+// injector, then the oldest task of a random other worker. Two exceptions
+// keep each source from starving behind another that never empties:
+// every injectEvery searches it looks at the injector first, for tasks
+// from outside behind a deque that always has more; and every stealEvery
+// searches that reach the queues it tries the other workers before the
+// injector, for a task on the deque of a worker stuck in a task, which
+// its neighbours would otherwise take only once the clients outside let
+// the injector run dry (the hand-off moves such a deque to the injector,
+// but only once it learns the worker is stuck, and with no status to
+// read that can take long).
 func (w *worker) find() *task {
 	w.victim = nil
 	if w.finds++; w.finds%injectEvery == 0 {
@@ -239,6 +246,11 @@ func (w *worker) find() *task {
 	if t := w.dq.Pop(); t != nil {
 		w.st.localPops++
 		return t
+	}
+	if w.finds%stealEvery == 0 {
+		if t := w.steal(); t != nil {
+			return t
+		}
 	}
 	if t := w.takeInjected(); t != nil {
 		return t

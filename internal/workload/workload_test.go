@@ -20,14 +20,30 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(testkit.Settled(m)) }
 // goroutine.
 func newInline() Group { return new(InlineGroup) }
 
+// recordingGroup is an InlineGroup that records, after each Go, how many
+// tasks had counted themselves as run.
+type recordingGroup struct {
+	InlineGroup
+	ran   *atomic.Int64
+	after []int64
+}
+
+func (g *recordingGroup) Go(f func() error) {
+	g.InlineGroup.Go(f)
+	g.after = append(g.after, g.ran.Load())
+}
+
+// TestSleepers: Sleepers gives the group n tasks, one Go each, and each
+// counts itself once, after its sleep (an inline group runs each within
+// its Go).
 func TestSleepers(t *testing.T) {
 	var ran atomic.Int64
-	start := time.Now()
-	if err := Sleepers(newInline(), 3, time.Millisecond, &ran); err != nil || ran.Load() != 3 {
+	g := &recordingGroup{ran: &ran}
+	if err := Sleepers(g, 3, time.Microsecond, &ran); err != nil || ran.Load() != 3 {
 		t.Fatalf("Sleepers(3) = %v with %d tasks run, want nil and 3", err, ran.Load())
 	}
-	if d := time.Since(start); d < 3*time.Millisecond {
-		t.Errorf("three 1 ms sleeps, one after another, took %v", d)
+	if want := []int64{1, 2, 3}; !slices.Equal(g.after, want) {
+		t.Errorf("tasks counted after each Go: %v, want %v", g.after, want)
 	}
 }
 

@@ -170,7 +170,9 @@ func (d *Deque[T]) minCap() int {
 	return d.floor
 }
 
-// Push adds x at the bottom of d. Only the owner may call Push.
+// Push adds x at the bottom of d and reports whether d looked empty just
+// before, by the same reading of top and bottom as Len's (a poster that
+// announces the item wants to know). Only the owner may call Push.
 //
 // x must not be nil: Push(nil) panics with "deque: Push(nil)", because nil
 // marks an empty slot and Pop and Steal return nil for "nothing".
@@ -180,7 +182,7 @@ func (d *Deque[T]) minCap() int {
 // from with CompareAndSwap(x, nil) after it has won x. If x could be in d
 // twice, the owner might reuse that slot for the second x before the thief
 // clears it, and the thief would erase the second x.)
-func (d *Deque[T]) Push(x *T) {
+func (d *Deque[T]) Push(x *T) (wasEmpty bool) {
 	if x == nil {
 		panic("deque: Push(nil)")
 	}
@@ -235,6 +237,7 @@ func (d *Deque[T]) Push(x *T) {
 	// case top has moved past b and the thief's CAS fails. (The paper's
 	// release fence before this store.)
 	d.bottom.Store(b + 1)
+	return b <= t
 }
 
 // Pop removes and returns the item at the bottom of d, the one pushed most

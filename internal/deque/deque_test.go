@@ -102,6 +102,32 @@ func TestLen(t *testing.T) {
 	}
 }
 
+// TestPushReportsEmpty: Push reports whether d was empty before it, as Len
+// would have said: after pushes, pops, a steal of the last item, and a Pop
+// of an empty deque.
+func TestPushReportsEmpty(t *testing.T) {
+	d := New[int](2)
+	xs := ints(6)
+	want := func(step string, got, empty bool) {
+		t.Helper()
+		if got != empty {
+			t.Errorf("%s: Push reported empty=%v, want %v", step, got, empty)
+		}
+	}
+	want("first push", d.Push(xs[0]), true)
+	want("second push", d.Push(xs[1]), false)
+	d.Pop()
+	want("push after a pop left one", d.Push(xs[2]), false)
+	d.Pop()
+	d.Pop()
+	want("push after the pops emptied it", d.Push(xs[3]), true)
+	d.Steal()
+	want("push after a steal of the last item", d.Push(xs[4]), true)
+	d.Pop()
+	d.Pop() // bottom goes below top and back inside Pop
+	want("push after a Pop of an empty deque", d.Push(xs[5]), true)
+}
+
 func TestZeroValue(t *testing.T) {
 	var d Deque[int]
 	if got := d.Pop(); got != nil {

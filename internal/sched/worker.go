@@ -510,8 +510,7 @@ func (w *worker) settleNow() {
 // pushLocal queues a task of g on this worker's deque.
 func (w *worker) pushLocal(f fn, g *Group, plain bool) {
 	postBegin()
-	wasEmpty := w.dq.Len() == 0
-	w.dq.Push(w.newTask(f, g, false, plain))
+	wasEmpty := w.dq.Push(w.newTask(f, g, false, plain))
 	// After the push (package sleep): wake a sleeper if one should steal.
 	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
 	w.posts++

@@ -25,7 +25,9 @@
 //     (handoff.Handoff.Saturated: the workers may all be blocked).
 //  3. A worker takes it (worker.find, worker.go): its own deque newest
 //     first, then a batch from the injector (takeInjected), then the
-//     oldest task of a random other worker (steal, stealIf). Or a helping
+//     oldest task of a random other worker (steal, stealIf), with a turn
+//     now and then for the later sources, so that none starves behind
+//     one that never empties (injectEvery, stealEvery). Or a helping
 //     Wait takes it (wait.go): on a worker, a Wait of the task's group, or
 //     a Wait of a group whose running task waits, in a Wait of its own,
 //     for the task's group, or down a chain of such joins (join.go: the

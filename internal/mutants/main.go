@@ -536,7 +536,7 @@ var mutants = []mutant{
 		name:  "join-record-kept",
 		bug:   "the record of a group's last Wait outlives the group's start from no active task",
 		file:  "internal/sched/join.go",
-		edits: []edit{{"\tif s&countMask == oneTask {\n\t\tg.restarted()", "\tif false {\n\t\tg.restarted()"}},
+		edits: []edit{{"\tif s&countMask == oneTask && g.awaitedIn.Load() != nil {\n\t\tg.restarted()", "\tif false {\n\t\tg.restarted()"}},
 		check: joinRules,
 	},
 	{
@@ -631,7 +631,7 @@ var mutants = []mutant{
 		file: "internal/deque/deque.go",
 		edits: []edit{
 			{"\tif d.retain {\n\t\tatomic.StoreOwnedPointer(r.slot(b), x)\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n\t// Publish x", "\td.bottom.Store(b + 1)\n\t// Publish x"},
-			{"\td.bottom.Store(b + 1)\n}\n\n// Pop removes", "\tif d.retain {\n\t\tatomic.StoreOwnedPointer(r.slot(b), x)\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n}\n\n// Pop removes"},
+			{"\td.bottom.Store(b + 1)\n\treturn b <= t\n}\n\n// Pop removes", "\tif d.retain {\n\t\tatomic.StoreOwnedPointer(r.slot(b), x)\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n\treturn b <= t\n}\n\n// Pop removes"},
 		},
 		check: exploreDeque,
 	},
@@ -660,7 +660,7 @@ var mutants = []mutant{
 		name:  "group-go-lost-update",
 		bug:   "Go adds its task to the count with a load and a store, so a Go or a completion at the same moment is lost",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\tdefault:\n\t\tg.added(g.state.Add(oneTask))\n\t}\n\tg.enqueue(g.submitted(f, w), w)\n}", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tg.enqueue(g.submitted(f, w), w)\n}"}},
+		edits: []edit{{"\tdefault:\n\t\tg.added(g.state.Add(oneTask))\n\t}\n\tif w != nil {", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tif w != nil {"}},
 		check: exploreSched,
 	},
 	{

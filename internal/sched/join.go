@@ -132,21 +132,20 @@ func (g *Group) enterJoin(in *Group) {
 // added is told the state s after a task was added to g (by Go, TryGo,
 // or a Go that set its task aside), before the task is queued: when it
 // is g's only active task, g starts again, and the record of the Wait
-// that ended its last use goes (see enterJoin). The test of s is inlined
-// into every Go; restarted, which loads the record, is not.
+// that ended its last use goes (see enterJoin). The tests are inlined into
+// every Go, the first Go of every fork-join node among them; the store,
+// for a group used again, is not.
 func (g *Group) added(s uint64) {
-	if s&countMask == oneTask {
+	if s&countMask == oneTask && g.awaitedIn.Load() != nil {
 		g.restarted()
 	}
 }
 
 // restarted clears the join record of g, which starts again from no
-// active task (see added).
-func (g *Group) restarted() {
-	if g.awaitedIn.Load() != nil {
-		g.awaitedIn.Store(nil)
-	}
-}
+// active task (see added). Not inlined, so that added is.
+//
+//go:noinline
+func (g *Group) restarted() { g.awaitedIn.Store(nil) }
 
 // joinedFrom reports whether the chain of records from h leads to g
 // (h == g included), following at most joinHops links.

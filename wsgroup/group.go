@@ -252,9 +252,9 @@ func (g *Group) SetLimit(n int) {
 	}
 }
 
-// check panics with message, the whole of it, on a nil *Group. Whole:
-// built here from the method's name, it cost Go the compiler's inlining
-// of Go into its callers (one unit over the budget).
+// check panics with message on a nil *Group. Callers pass the whole
+// message: built here from the method's name, it put Go one unit over the
+// compiler's inlining budget, and Go was not inlined into its callers.
 func check(g *Group, message string) {
 	if g == nil {
 		panic(message)

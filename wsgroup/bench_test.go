@@ -223,6 +223,29 @@ func BenchmarkFib25(b *testing.B) {
 			run(b, func() (int, int) { return benchFib(func() workload.Group { return im.newGroup() }) })
 		})
 	}
+	// The same fib called inside a task, on a worker: the path every task
+	// takes once the workers have the root's two tasks, as they do at
+	// GOMAXPROCS 2 and above. With one processor the benchmark's own Wait
+	// runs the root's tasks outside the pool instead, so this row is what
+	// an instruction count of the worker's path measures.
+	b.Run("impl=wsgroup-in-task", func(b *testing.B) {
+		run(b, func() (val, tasks int) {
+			// Not outer.Wait at once, which would take the task back and
+			// run it here, outside the pool.
+			var outer wsgroup.Group
+			done := make(chan struct{})
+			outer.Go(func() error {
+				defer close(done)
+				val, tasks = benchFib(func() workload.Group { return new(wsgroup.Group) })
+				return nil
+			})
+			<-done
+			if err := outer.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			return val, tasks
+		})
+	})
 	// The floor for this benchmark's shape: the same closures and a group
 	// per call, every task run inline by Go. It allocates what the other
 	// rows allocate (the closures, the captured results, a group), so it

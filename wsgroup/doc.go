@@ -40,7 +40,10 @@
 //     steals the oldest task of a randomly chosen other worker (the oldest
 //     task of a recursive computation is the biggest piece of it). Every
 //     few dozen tasks it looks at the injector first, so that tasks from
-//     outside are served while a worker's deque keeps filling.
+//     outside are served while a worker's deque keeps filling; and every
+//     hundred or so searches it tries the other workers before the
+//     injector, so that a task queued behind a task that blocks its worker
+//     is not left waiting while tasks from outside keep coming.
 //   - A worker with nothing to do searches a few rounds, then sleeps; a new
 //     task wakes it (see internal/sleep for the protocol and why no
 //     wake-up is lost). Idle workers are kept cheap: at most one of them

@@ -23,6 +23,33 @@ func sourceTask(w *worker, g *Group) *task {
 	return w.newTask(fn{f: func() error { return nil }}, g, false, true)
 }
 
+// searchFor calls w.find up to turn times, while the source that comes
+// first in the ordinary order stays busy: each task of group busy that find
+// returns is recycled and refill queues another. It returns the task of
+// group want once find returns it, and how many of busy's came first; it
+// fails the test if find returns nothing, another group's task, or, within
+// turn searches, never want's.
+func searchFor(t *testing.T, w *worker, turn int, want, busy *Group, refill func()) (got *task, before int) {
+	t.Helper()
+	for range turn {
+		x := w.find()
+		switch {
+		case x == nil:
+			t.Fatalf("after %d tasks of the busy source: find found nothing, with tasks in both sources", before)
+		case x.g.Load() == want:
+			return x, before
+		case x.g.Load() == busy:
+			before++
+			w.freeTask(x)
+			refill()
+		default:
+			t.Fatalf("find returned a task of an unknown group")
+		}
+	}
+	t.Fatalf("%d searches took %d tasks of the busy source and never the other one's", turn, before)
+	return nil, before
+}
+
 // TestFindStealsBeforeABusyInjector: while tasks from outside keep the
 // injector from running dry, a task on another worker's deque (one stuck in
 // a task, whose slot the hand-off has not handed on) is still stolen, on
@@ -31,33 +58,16 @@ func sourceTask(w *worker, g *Group) *task {
 func TestFindStealsBeforeABusyInjector(t *testing.T) {
 	p, w, v := findPool()
 	var outside, stuck Group
+	inject := func() { p.inj.push(job{fn: fn{f: func() error { return nil }}, g: &outside, plain: true}) }
 	v.dq.Push(sourceTask(v, &stuck))
-	p.inj.push(job{fn: fn{f: func() error { return nil }}, g: &outside, plain: true})
-	injected := 0
-	for range stealEvery {
-		got := w.find()
-		if got == nil {
-			t.Fatalf("after %d injected tasks: find found nothing, with a task in the injector and one on the other deque", injected)
-		}
-		switch got.g.Load() {
-		case &stuck:
-			if injected == 0 {
-				t.Errorf("the other deque's task was stolen before any injected task: the injector comes first, but on the steal turn")
-			}
-			if v.dq.Len() != 0 {
-				t.Errorf("after the steal the other deque holds %d tasks, want 0", v.dq.Len())
-			}
-			return
-		case &outside:
-			injected++
-			w.freeTask(got)
-			// Another task from outside arrives: the injector never runs dry.
-			p.inj.push(job{fn: fn{f: func() error { return nil }}, g: &outside, plain: true})
-		default:
-			t.Fatalf("find returned a task of an unknown group")
-		}
+	inject()
+	// Each injected task taken, another arrives: the injector never runs dry.
+	if _, injected := searchFor(t, w, stealEvery, &stuck, &outside, inject); injected == 0 {
+		t.Errorf("the other deque's task was stolen before any injected task: the injector comes first, but on the steal turn")
 	}
-	t.Fatalf("%d searches took %d tasks from a busy injector and never the other deque's task", stealEvery, injected)
+	if v.dq.Len() != 0 {
+		t.Errorf("after the steal the other deque holds %d tasks, want 0", v.dq.Len())
+	}
 }
 
 // TestFindServesTheInjectorBeforeABusyDeque: while a worker's own deque
@@ -67,30 +77,14 @@ func TestFindStealsBeforeABusyInjector(t *testing.T) {
 func TestFindServesTheInjectorBeforeABusyDeque(t *testing.T) {
 	p, w, _ := findPool()
 	var own, outside Group
-	w.dq.Push(sourceTask(w, &own))
+	push := func() { w.dq.Push(sourceTask(w, &own)) } // the task's own Go
+	push()
 	p.inj.push(job{fn: fn{f: func() error { return nil }}, g: &outside, plain: true})
-	popped := 0
-	for range injectEvery {
-		got := w.find()
-		if got == nil {
-			t.Fatalf("after %d own tasks: find found nothing, with tasks on its deque and in the injector", popped)
-		}
-		switch got.g.Load() {
-		case &outside:
-			if popped == 0 {
-				t.Errorf("the injected task was taken before any task of the worker's own deque: the deque comes first, but on the injector's turn")
-			}
-			if !got.injected {
-				t.Errorf("the task taken from the injector is not marked injected")
-			}
-			return
-		case &own:
-			popped++
-			w.freeTask(got)
-			w.dq.Push(sourceTask(w, &own)) // the task's own Go: the deque never empties
-		default:
-			t.Fatalf("find returned a task of an unknown group")
-		}
+	got, popped := searchFor(t, w, injectEvery, &outside, &own, push)
+	if popped == 0 {
+		t.Errorf("the injected task was taken before any task of the worker's own deque: the deque comes first, but on the injector's turn")
 	}
-	t.Fatalf("%d searches popped %d tasks of a busy deque and never took the injector's task", injectEvery, popped)
+	if !got.injected {
+		t.Errorf("the task taken from the injector is not marked injected")
+	}
 }

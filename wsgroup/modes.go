@@ -112,7 +112,9 @@ func (g *Group) SetCancelMode(m CancelMode) {
 // unless tasks are active, and returns the number of active tasks it saw
 // (0 when it applied the mode). Misuse panics name method.
 func setMode[M ~int](g *Group, method string, m, off, on M, set func(on bool) int64) {
-	check(g, "wsgroup: "+method+" called on a nil *Group")
+	if g == nil {
+		panic("wsgroup: " + method + " called on a nil *Group")
+	}
 	if m != off && m != on {
 		panic(fmt.Sprintf("wsgroup: %s called with unknown mode %d", method, int(m)))
 	}

@@ -61,10 +61,11 @@ const (
 	// never empties still serves tasks from outside.
 	injectEvery = 61
 
-	// stealEvery is how often (in searches for a task that find its own
-	// deque empty) a worker tries the other workers' deques before the
-	// injector, so that a task on the deque of a worker stuck in a task
-	// is not starved by a stream of tasks from outside. A prime other
+	// stealEvery is how often, in searches for a task, a worker tries
+	// the other workers' deques before the injector: on every
+	// stealEvery-th search, if its own deque is empty then, so that a task
+	// on the deque of a worker stuck in a task is not starved by a stream
+	// of tasks from outside. A prime other
 	// than injectEvery, so that the two turns seldom fall on the same
 	// search; each costs a scan of the other deques, paid by one task in
 	// stealEvery while the injector is busy.

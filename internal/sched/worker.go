@@ -229,13 +229,13 @@ func (w *worker) retire(idle *sleep.Idle) bool {
 // injector, then the oldest task of a random other worker. Two exceptions
 // keep each source from starving behind another that never empties:
 // every injectEvery searches it looks at the injector first, for tasks
-// from outside behind a deque that always has more; and every stealEvery
-// searches that reach the queues it tries the other workers before the
-// injector, for a task on the deque of a worker stuck in a task, which
-// its neighbours would otherwise take only once the clients outside let
-// the injector run dry (the hand-off moves such a deque to the injector,
-// but only once it learns the worker is stuck, and with no status to
-// read that can take long).
+// from outside behind a deque that always has more; and on every
+// stealEvery-th search that reaches the queues (its own deque empty) it
+// tries the other workers before the injector, for a task on the deque of
+// a worker stuck in a task, which its neighbours would otherwise take only
+// once the clients outside let the injector run dry (the hand-off moves
+// such a deque to the injector, but only once it learns the worker is
+// stuck, and with no status to read that can take long).
 func (w *worker) find() *task {
 	w.victim = nil
 	if w.finds++; w.finds%injectEvery == 0 {

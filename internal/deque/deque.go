@@ -400,24 +400,30 @@ func (d *Deque[T]) StealIf(keep func(*T) bool) (x *T, retry bool) {
 
 // PopIf is Pop for an owner that wants only some items: it pops the newest
 // item only if keep reports true for it, and otherwise leaves d unchanged
-// and returns nil. Owner only.
-//
-// It peeks before reserving: only the owner writes bottom and pushes, so
-// the slot of index bottom-1 holds the newest item x until someone takes
-// it, and thieves can take index bottom-1 only when it is also the top,
-// that is, when x is the last item. So the Pop that follows returns x, or
-// nil if a thief won the last item in between.
+// and returns nil. Owner only. (An owner with a filter of its own calls
+// Newest and Pop itself, as PopIf does, and saves the call of keep.)
 func (d *Deque[T]) PopIf(keep func(*T) bool) *T {
-	b := d.bottom.Load()
-	t := d.top.Load()
-	if t >= b {
+	if x := d.Newest(); x == nil || !keep(x) {
 		return nil
 	}
-	x := d.ring.Load().slot(b - 1).Load()
-	if x == nil || !keep(x) {
-		return nil // nil: a thief took the last item and cleared its slot
-	}
 	return d.Pop()
+}
+
+// Newest returns the newest item of d without taking it, or nil if d is
+// empty. Owner only: the Pop that follows, with no Push between, returns
+// that item, or nil if a thief won it in between.
+//
+// Only the owner writes bottom and pushes, so the slot of index bottom-1
+// holds the newest item x until someone takes it, and thieves can take
+// index bottom-1 only when it is also the top, that is, when x is the last
+// item. (It returns nil also when a thief has just taken the last item and
+// cleared its slot.) Small enough to be inlined into the owner's code.
+func (d *Deque[T]) Newest() *T {
+	b := d.bottom.Load()
+	if d.top.Load() >= b {
+		return nil
+	}
+	return d.ring.Load().slot(b - 1).Load()
 }
 
 // stealRead is the first half of Steal: it reads the top index t, and, if

@@ -70,6 +70,8 @@ var (
 		[]string{"-tags", "explore", "-run", "TestExploreStealIfLinearizable", "./internal/deque"}, nil}
 	stressDeque = check{"stress: deque on the hardware's memory order (no race detector, which makes every store atomic)",
 		[]string{"-run", "TestStress", "-count=3", "./internal/deque"}, nil}
+	ownPops = check{"sched: a Wait pops from its deque only its group's tasks, whether another group's lies under them or on top",
+		[]string{"-run", "TestWaitPopsOnlyItsGroupsTasks", "./internal/sched"}, nil}
 	findTurns = check{"sched: an idle worker's search serves its deque, the injector and the other deques, none starved by another",
 		[]string{"-run", "TestFind", "./internal/sched"}, nil}
 	shrinkDeque = check{"deque: a ring grows with its items and shrinks back to its floor",
@@ -545,6 +547,20 @@ var mutants = []mutant{
 		file:  "internal/gid/gid.go",
 		edits: []edit{{"func (t *Table[V]) Register(v *V) {\n\tif !trusted() {", "func (t *Table[V]) Register(v *V) {\n\tif false && !trusted() {"}},
 		check: gidUntrusted,
+	},
+	{
+		name:  "run-pops-any-task",
+		bug:   "a Wait's run of its own tasks goes on with whatever task is newest in the deque, of any group",
+		file:  "internal/sched/panic.go",
+		edits: []edit{{"\t\tif x := w.dq.Newest(); x == nil || x.g.Load() != g {", "\t\tif x := w.dq.Newest(); x == nil {"}},
+		check: ownPops,
+	},
+	{
+		name:  "help-pops-any-task",
+		bug:   "a helping Wait pops whatever task is newest in its deque, of any group",
+		file:  "internal/sched/wait.go",
+		edits: []edit{{"\t\tif x := w.dq.Newest(); x != nil && x.g.Load() == g {", "\t\tif x := w.dq.Newest(); x != nil {"}},
+		check: ownPops,
 	},
 	{
 		name:  "run-labels-kept",

@@ -157,7 +157,7 @@ func (w *worker) call(f fn, g *Group, admitted bool) (finished bool) {
 // back (home), the task counted, the hand-off told that the worker is
 // between tasks (endTask: the Wait's task below goes on), a detach by the
 // hand-off undone (afterTask).
-func (w *worker) runOwn(t *task, g *Group, own *int64, isG func(*task) bool) (rest *task, finished bool) {
+func (w *worker) runOwn(t *task, g *Group, own *int64) (rest *task, finished bool) {
 	// call's prologue, repeated: as a function of its own it is too large
 	// for the compiler to inline, and call runs for every other task.
 	outer := w.running
@@ -198,7 +198,13 @@ func (w *worker) runOwn(t *task, g *Group, own *int64, isG func(*task) bool) (re
 			w.reattach(detachHandOff) // see afterTask
 		}
 		*own++
-		if t = w.dq.PopIf(isG); t == nil || !t.plain {
+		// The next task: the deque's PopIf for g's tasks, its filter
+		// written in (Newest), as in help.
+		if x := w.dq.Newest(); x == nil || x.g.Load() != g {
+			t = nil
+			break
+		}
+		if t = w.dq.Pop(); t == nil || !t.plain {
 			break
 		}
 		w.st.localPops++

@@ -108,7 +108,6 @@ func (g *Group) helpUntilDone(w *worker) {
 // gets each slot back at once: see afterTask. A Goexit that unwinds help
 // leaves *own to helpUntilDone's deferred function.)
 func (w *worker) help(g *Group, own *int64) {
-	isG := func(t *task) bool { return t.g.Load() == g }
 	joined := func(t *task) bool { return joinedFrom(t.g.Load(), g) }
 	dry := 0 // searches in a row that found nothing
 	for {
@@ -120,12 +119,18 @@ func (w *worker) help(g *Group, own *int64) {
 			}
 			return
 		}
-		if t := w.dq.PopIf(isG); t != nil {
+		// The deque's PopIf for g's tasks, its filter written in rather
+		// than called through a function value (Newest), as in runOwn.
+		var t *task
+		if x := w.dq.Newest(); x != nil && x.g.Load() == g {
+			t = w.dq.Pop() // nil if a thief won it
+		}
+		if t != nil {
 			w.st.localPops++
 			dry = 0
 			if t.plain {
 				var finished bool
-				if t, finished = w.runOwn(t, g, own, isG); finished {
+				if t, finished = w.runOwn(t, g, own); finished {
 					w.goexit = false // as in execute
 					continue
 				}

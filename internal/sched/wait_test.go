@@ -403,3 +403,73 @@ func TestWaitRunsOwnTasksInRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitPopsOnlyItsGroupsTasks: a Wait inside a task pops from its
+// worker's deque only tasks of the group it waits for. A task of another
+// group queued by the same task stays for later, whether it lies under the
+// group's tasks (the run of them stops at it: worker.runOwn) or on top of
+// them (the Wait does not pop it: worker.help); run on the waiting
+// goroutine before the Wait returns, it could wait for something that the
+// waiting task does only after (the trap help's comment shows). With one
+// processor and the monitor off, no other worker takes a task from the
+// deque unless the Wait blocks and gives its place up; then that worker,
+// not the waiting goroutine, may run the other task.
+func TestWaitPopsOnlyItsGroupsTasks(t *testing.T) {
+	needGID(t)
+	for _, otherOnTop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("otherOnTop=%v", otherOnTop), func(t *testing.T) {
+			withRescueOff(t, 1, false, func() {
+				var g, n, other Group
+				var (
+					waiter    int64
+					waited    atomic.Bool // n's Wait has returned
+					ranEarly  atomic.Bool // other's task ran on the waiter during the Wait
+					nRan      atomic.Int64
+					otherDone = make(chan struct{})
+					gDone     = make(chan struct{})
+					onWorker  bool
+				)
+				g.Go(func() error {
+					defer close(gDone)
+					waiter, onWorker = gid.Current(), current() != nil
+					queueOther := func() {
+						other.Go(func() error {
+							if gid.Current() == waiter && !waited.Load() {
+								ranEarly.Store(true)
+							}
+							close(otherDone)
+							return nil
+						})
+					}
+					if !otherOnTop {
+						queueOther()
+					}
+					for range 3 {
+						n.Go(func() error { nRan.Add(1); return nil })
+					}
+					if otherOnTop {
+						queueOther()
+					}
+					err := n.Wait()
+					waited.Store(true)
+					return err
+				})
+				// Not g.Wait at once, which would take the task back
+				// and run it here, outside the pool.
+				<-gDone
+				wantNil(t, "g.Wait()", g.Wait())
+				<-otherDone
+				wantNil(t, "other.Wait()", other.Wait())
+				if !onWorker {
+					t.Fatalf("the waiting task ran outside the pool: the test did not build its case")
+				}
+				if ranEarly.Load() {
+					t.Errorf("n's Wait ran a task of another group from its deque")
+				}
+				if got := nRan.Load(); got != 3 {
+					t.Errorf("%d of n's 3 tasks ran", got)
+				}
+			})
+		})
+	}
+}

@@ -552,7 +552,7 @@ var mutants = []mutant{
 		name:  "run-pops-any-task",
 		bug:   "a Wait's run of its own tasks goes on with whatever task is newest in the deque, of any group",
 		file:  "internal/sched/panic.go",
-		edits: []edit{{"\t\tif x := w.dq.Newest(); x == nil || x.g.Load() != g {", "\t\tif x := w.dq.Newest(); x == nil {"}},
+		edits: []edit{{"\t\tif x := w.dq.Newest(); x != nil && x.g.Load() == g {", "\t\tif x := w.dq.Newest(); x != nil {"}},
 		check: ownPops,
 	},
 	{

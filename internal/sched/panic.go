@@ -200,17 +200,17 @@ func (w *worker) runOwn(t *task, g *Group, own *int64) (rest *task, finished boo
 		*own++
 		// The next task: the deque's PopIf for g's tasks, its filter
 		// written in (Newest), as in help.
-		if x := w.dq.Newest(); x == nil || x.g.Load() != g {
-			t = nil
-			break
+		t = nil
+		if x := w.dq.Newest(); x != nil && x.g.Load() == g {
+			t = w.dq.Pop() // nil if a thief won it
 		}
-		if t = w.dq.Pop(); t == nil || !t.plain {
+		if t == nil {
 			break
 		}
 		w.st.localPops++
-	}
-	if t != nil {
-		w.st.localPops++
+		if !t.plain {
+			break
+		}
 	}
 	w.running = outer
 	w.depth--

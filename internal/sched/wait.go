@@ -120,7 +120,8 @@ func (w *worker) help(g *Group, own *int64) {
 			return
 		}
 		// The deque's PopIf for g's tasks, its filter written in rather
-		// than called through a function value (Newest), as in runOwn.
+		// than called through a function value (Newest), as in runOwn: a
+		// helper that tests the newest task is over the inlining budget.
 		var t *task
 		if x := w.dq.Newest(); x != nil && x.g.Load() == g {
 			t = w.dq.Pop() // nil if a thief won it

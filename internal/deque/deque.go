@@ -226,8 +226,18 @@ func (d *Deque[T]) Push(x *T) (wasEmpty bool) {
 	// loaded after this store that depends on a thief seeing it first. In
 	// the other mode a thief's CAS may race with this store for the slot,
 	// so it stays atomic there.
+	//
+	// In Retain mode the slot may hold x already: an owner that recycles
+	// its items newest first (the scheduler's free list) pushes the item
+	// it just popped back into the slot it popped it from. Then we store
+	// nothing, as the value would not change: a pointer store costs the
+	// collector's write barrier while it marks, which hands the old value
+	// and the new one to the collector to look up. The load reads our own
+	// last store, as only we write the slot.
 	if d.retain {
-		atomic.StoreOwnedPointer(r.slot(b), x)
+		if s := r.slot(b); s.Load() != x {
+			atomic.StoreOwnedPointer(s, x)
+		}
 	} else {
 		r.slot(b).Store(x)
 	}

@@ -17,6 +17,10 @@ import (
 //	2: pop
 //	3: steal
 //
+// Every other push reuses the item taken most recently, if there is one,
+// as the scheduler recycles its task records: in Retain mode it may land in
+// a slot that still holds it, or one that holds another taken item.
+//
 // Only the first maxOps bytes are used.
 func FuzzDeque(f *testing.F) {
 	f.Add([]byte{0x00, 0, 0, 0, 2, 3, 2, 2, 3})
@@ -72,6 +76,7 @@ func FuzzDeque(f *testing.F) {
 				if got != want {
 					t.Fatalf("step %d: Pop() = %s, want %s", step, show(got), show(want))
 				}
+				m.take(want)
 				// Pop halves the ring, once, exactly when it leaves it
 				// less than a quarter full and above the floor.
 				if c := d.Cap(); c != capBefore {
@@ -94,6 +99,7 @@ func FuzzDeque(f *testing.F) {
 				if got != want {
 					t.Fatalf("step %d: Steal() = %s, want %s", step, show(got), show(want))
 				}
+				m.take(want)
 				if c := d.Cap(); c != capBefore {
 					t.Fatalf("step %d: Steal changed the capacity from %d to %d", step, capBefore, c)
 				}
@@ -112,15 +118,30 @@ const maxOps = 512
 // model is the slice model of FuzzDeque.
 type model struct {
 	items []*int
+	taken []*int // items taken out of d, for push to reuse, newest last
 	next  int
 	peak  int // the largest len(items) so far
+}
+
+// take records x, just taken out of d, for reuse; nil (nothing taken) is
+// ignored.
+func (m *model) take(x *int) {
+	if x != nil {
+		m.taken = append(m.taken, x)
+	}
 }
 
 func (m *model) push(t *testing.T, d *Deque[int], n int) {
 	t.Helper()
 	for range n {
-		x := new(int)
-		*x = m.next
+		var x *int
+		if k := len(m.taken); k > 0 && m.next%2 == 1 {
+			x = m.taken[k-1]
+			m.taken = m.taken[:k-1]
+		} else {
+			x = new(int)
+			*x = m.next
+		}
 		m.next++
 		c := d.Cap()
 		d.Push(x)

@@ -74,6 +74,10 @@ var (
 		[]string{"-run", "TestWaitPopsOnlyItsGroupsTasks", "./internal/sched"}, nil}
 	findTurns = check{"sched: an idle worker's search serves its deque, the injector and the other deques, none starved by another",
 		[]string{"-run", "TestFind", "./internal/sched"}, nil}
+	modelDeque = check{"deque: one goroutine's pushes, pops and steals against a slice model, with taken items pushed again",
+		[]string{"-run", "FuzzDeque", "./internal/deque"}, nil}
+	freeList = check{"sched: the free list hands back each task record it kept, once, newest first",
+		[]string{"-run", "TestFreeListReturnsWhatWasFreed", "./internal/sched"}, nil}
 	shrinkDeque = check{"deque: a ring grows with its items and shrinks back to its floor",
 		[]string{"-run", "TestGrowShrink|TestShrinkAfterSteals|FuzzDeque", "./internal/deque"}, nil}
 	linearDeque = check{"linearizability: deque (porcupine)",
@@ -490,6 +494,20 @@ var mutants = []mutant{
 		check: findTurns,
 	},
 	{
+		name:  "deque-push-skips-stale-slot",
+		bug:   "a push in Retain mode stores its item only into an empty slot, leaving a slot that holds another taken item as it was",
+		file:  "internal/deque/deque.go",
+		edits: []edit{{"if s := r.slot(b); s.Load() != x {", "if s := r.slot(b); s.Load() == nil {"}},
+		check: modelDeque,
+	},
+	{
+		name:  "free-list-stale-slot",
+		bug:   "a freed task record goes back onto the free list without its store, so the list hands out the record its slot held before, which may be in use",
+		file:  "internal/sched/task.go",
+		edits: []edit{{"\t\tif w.free[n] != t {\n\t\t\tw.free[n] = t\n\t\t}\n", ""}},
+		check: freeList,
+	},
+	{
 		name:  "deque-grown-unset",
 		bug:   "a ring that grew is never marked larger than its floor, so Pop never shrinks it back",
 		file:  "internal/deque/deque.go",
@@ -646,8 +664,8 @@ var mutants = []mutant{
 		bug:  "a push publishes the new bottom before it writes the slot",
 		file: "internal/deque/deque.go",
 		edits: []edit{
-			{"\tif d.retain {\n\t\tatomic.StoreOwnedPointer(r.slot(b), x)\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n\t// Publish x", "\td.bottom.Store(b + 1)\n\t// Publish x"},
-			{"\td.bottom.Store(b + 1)\n\treturn b <= t\n}\n\n// Pop removes", "\tif d.retain {\n\t\tatomic.StoreOwnedPointer(r.slot(b), x)\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n\treturn b <= t\n}\n\n// Pop removes"},
+			{"\tif d.retain {\n\t\tif s := r.slot(b); s.Load() != x {\n\t\t\tatomic.StoreOwnedPointer(s, x)\n\t\t}\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n\t// Publish x", "\td.bottom.Store(b + 1)\n\t// Publish x"},
+			{"\td.bottom.Store(b + 1)\n\treturn b <= t\n}\n\n// Pop removes", "\tif d.retain {\n\t\tif s := r.slot(b); s.Load() != x {\n\t\t\tatomic.StoreOwnedPointer(s, x)\n\t\t}\n\t} else {\n\t\tr.slot(b).Store(x)\n\t}\n\treturn b <= t\n}\n\n// Pop removes"},
 		},
 		check: exploreDeque,
 	},

@@ -60,9 +60,23 @@ func (w *worker) newTask(f fn, g *Group, injected, plain bool) *task {
 // clearing it would be one more write for a thief's peek to race with, and
 // a group is small. Records migrate between workers with steals; the cap
 // keeps a worker that only steals from hoarding them.
+//
+// The free list is a stack whose slots above its length still hold the
+// records newTask took from them (newTask shortens it and clears nothing).
+// A record that comes back to the slot it was taken from, as the record of
+// a task just run does when that task's first Go took it, is not stored
+// again: a pointer store costs the collector's write barrier while it
+// marks (see deque.Deque.Push, which skips its store the same way).
+// append grows the list only below freeTasks, so its capacity, which
+// bounds it, stays within the growth of one append past that.
 func (w *worker) freeTask(t *task) {
 	t.fn = fn{}
-	if len(w.free) < freeTasks {
+	if n := len(w.free); n < cap(w.free) {
+		w.free = w.free[:n+1]
+		if w.free[n] != t {
+			w.free[n] = t
+		}
+	} else if n < freeTasks {
 		w.free = append(w.free, t)
 	}
 }

@@ -63,8 +63,8 @@ func (w *worker) newTask(f fn, g *Group, injected, plain bool) *task {
 //
 // The free list is a stack whose slots above its length still hold the
 // records newTask took from them (newTask shortens it and clears nothing).
-// A record that comes back to the slot it was taken from, as the record of
-// a task just run does when that task's first Go took it, is not stored
+// A record that comes back to the slot it was taken from, as it does when
+// the Wait of the task whose Go queued it pops it back, is not stored
 // again: a pointer store costs the collector's write barrier while it
 // marks (see deque.Deque.Push, which skips its store the same way).
 // append grows the list only below freeTasks, so its capacity, which

@@ -22,8 +22,8 @@ func TestFreeListReturnsWhatWasFreed(t *testing.T) {
 		peak  int // the longest the free list got
 	)
 	for step := range 20000 {
-		// Bursts past the cap now and then: take freeTasks+8 records,
-		// then free them all.
+		// Bursts past the cap now and then: freeTasks+8 takes in a row,
+		// whose records the random mix that follows frees again.
 		burst := step%5000 < freeTasks+8
 		if len(out) == 0 || burst || (len(out) < freeTasks+8 && rng.IntN(2) == 0) {
 			got := w.newTask(fn{}, g, false, true)

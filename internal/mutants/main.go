@@ -546,6 +546,13 @@ var mutants = []mutant{
 		check: joinRules,
 	},
 	{
+		name:  "join-any-task/explore",
+		bug:   "the same joins that run any queued task, under interleavings of two Waits for one group in tasks of two others",
+		file:  "internal/sched/join.go",
+		edits: []edit{{"\t\tif h == g {\n\t\t\treturn true", "\t\tif true {\n\t\t\treturn true"}},
+		check: exploreSched,
+	},
+	{
 		name:  "join-one-link",
 		bug:   "a helping Wait follows one join only, not the chain: the thief's own thieves are not helped",
 		file:  "internal/sched/join.go",
@@ -593,13 +600,6 @@ var mutants = []mutant{
 		file:  "internal/sched/panic.go",
 		edits: []edit{{"\tw.running = outer\n\tw.depth--\n\treturn t, false", "\tw.depth--\n\treturn t, false"}},
 		check: ownRuns,
-	},
-	{
-		name:  "join-record-overwritten",
-		bug:   "a second Wait for a group overwrites the first one's record of its join",
-		file:  "internal/sched/join.go",
-		edits: []edit{{"g.awaitedIn.CompareAndSwap(nil, in)", "g.awaitedIn.Store(in)"}},
-		check: joinRules,
 	},
 	{
 		name:  "patience-wake-lost",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-steal/steal/internal/explore"
 	"github.com/go-steal/steal/internal/explore/xsync"
+	"github.com/go-steal/steal/internal/gid"
 	"github.com/go-steal/steal/internal/sleep"
 )
 
@@ -374,6 +375,69 @@ func schedPrograms() []schedProgram {
 					inner.wait(s, "group 2")
 				})
 				g.wait(s, "group 1")
+			})
+			outer.wait(s, "group 0")
+		}, randomOnly: true, helpsJoin: true},
+		// Two joins of one group at once: tasks of two groups, a and b,
+		// each wait for a group h whose task forks two tasks of a nested
+		// group and waits for them, while the task that gave them all
+		// waits for a and then b on its worker. Both Waits for h record
+		// themselves (enterJoin: the later store stays), and the helping
+		// Waits for a and b follow whichever record they read, through h
+		// to the nested group's tasks. A task of h or of the nested group
+		// that the Wait for a (or b) runs must be one that Wait waits
+		// for: a's task (b's) is inside its Wait for h, and for a nested
+		// task, h's task inside its Wait for the nested group, for as
+		// long as the helped task runs (join.go's rule).
+		{name: "two-joins", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			outer, h, inner, a, b := newProbeGroup(1), newProbeGroup(1), newProbeGroup(2), newProbeGroup(1), newProbeGroup(1)
+			h.waiters = 2
+			track(outer, h, inner, a, b)
+			var outerG stdatomic.Int64                   // the goroutine of outer's task
+			var outerWaits stdatomic.Pointer[probeGroup] // a or b while outer's task waits for it
+			var inWait [2]stdatomic.Bool                 // a's task, b's task inside its Wait for h
+			var hInWait stdatomic.Bool                   // h's task inside its Wait for inner
+			// helped checks a task of h (nested false) or of inner run by
+			// outer's task while it waits for a or b.
+			helped := func(nested bool) {
+				if gid.Current() != outerG.Load() {
+					return
+				}
+				for i, x := range []*probeGroup{a, b} {
+					if outerWaits.Load() != x {
+						continue
+					}
+					if !inWait[i].Load() || nested && !hInWait.Load() {
+						group := 1
+						if nested {
+							group = 2
+						}
+						s.Errorf("the Wait for group %d ran a task of group %d that it does not wait for", 3+i, group)
+					}
+				}
+			}
+			outer.goTask(0, func() {
+				outerG.Store(gid.Current())
+				h.goTask(0, func() {
+					helped(false)
+					inner.goTask(0, func() { helped(true) })
+					inner.goTask(1, func() { helped(true) })
+					hInWait.Store(true)
+					inner.wait(s, "group 2")
+					hInWait.Store(false)
+				})
+				for i, x := range []*probeGroup{a, b} {
+					x.goTask(0, func() {
+						inWait[i].Store(true)
+						h.wait(s, fmt.Sprintf("group 1 in a task of group %d", 3+i))
+						inWait[i].Store(false)
+					})
+				}
+				for _, x := range []*probeGroup{a, b} {
+					outerWaits.Store(x)
+					x.wait(s, "group 3 or 4")
+					outerWaits.Store(nil)
+				}
 			})
 			outer.wait(s, "group 0")
 		}, randomOnly: true, helpsJoin: true},

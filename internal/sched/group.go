@@ -38,7 +38,7 @@ type Group struct {
 	slow atomic.Pointer[groupSlow]
 
 	// awaitedIn is the group of the task whose Wait for this group is in
-	// progress, if a task's Wait is (the first one: enterJoin), or was,
+	// progress, if a task's Wait is (of two, either: enterJoin), or was,
 	// until the group starts again (added); it links the chains that
 	// helping Waits follow (join.go).
 	awaitedIn atomic.Pointer[Group]

@@ -1,6 +1,10 @@
 package sched
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/go-steal/steal/internal/explore/atomic"
+)
 
 // Helping the thieves: what a Wait may run besides its own group's tasks.
 //
@@ -15,9 +19,9 @@ import "unsafe"
 // # The rule
 //
 // A Wait for h that runs inside a task of group p, and finds tasks of h
-// still active, records p in h.awaitedIn (the first such Wait of h does,
-// and the record goes when h next starts from no active task; see
-// enterJoin). Read as an edge "h is joined
+// still active, records p in h.awaitedIn (of two such Waits of h at once,
+// the later store stays, and the record goes when h next starts from no
+// active task; see enterJoin). Read as an edge "h is joined
 // inside a task of p", the records form chains. A Wait for g may run a
 // queued task t when the chain from t's group leads to g:
 //
@@ -108,24 +112,37 @@ import "unsafe"
 
 // enterJoin records, when the caller is a task of group in (non-nil) and
 // is about to wait for g's active tasks, that g is joined inside a task
-// of in. Only one Wait of g records itself: a second one, concurrent,
-// leaves the record alone, which only hides a chain from helpers (the
-// tempting overwrite records a task that may return, and its Wait with
-// it, while the first Wait still waits).
+// of in.
+//
+// Two Waits of g in tasks of two groups may record themselves at once,
+// and the later store wins. Either record is right: each is that of a
+// Wait in progress, which returns only once g has no active task, and its
+// task with it, so a chain through it holds for as long as g has a task
+// to help with. The one left out only hides its chain from helpers. (The
+// tempting guard, record only where there is no record, costs a
+// compare-and-swap, a locked instruction on every fork-join node, to keep
+// the first of two records that are equally right.)
+//
+// The store is plain (atomic.StoreOwnedPointer), without the locked
+// instruction of an atomic store: nothing pairs with it. A helper that
+// loads the record before the store is visible only misses the chain, and
+// the Wait goes on without counting on anyone having seen it; a helper
+// that sees it follows a chain that holds, as above.
 //
 // The record is not cleared when the Wait returns: clearing it there cost
-// every fork-join node a second atomic store with the collector's write
-// barrier. It is cleared by the Go that starts g again from no active task
+// every fork-join node a second store with the collector's write barrier.
+// It is cleared by the Go that starts g again from no active task
 // (added), before that task is queued. In between, g has no task to help
 // with, so nobody follows the record; and under sync.WaitGroup's rule for
-// reuse, that Go comes after every Wait for g has returned. So a group
-// with active tasks carries only the record of a Wait in progress (or
-// none). (The tempting version, leave the record and check that g has
-// active tasks, accepts the record of a Wait that returned, of a task
-// that has gone on to give g new tasks it never waits for.)
+// reuse, that Go comes after every Wait for g has returned, so it sees
+// their stores and clears the last. So a group with active tasks carries
+// only the record of a Wait in progress (or none). (The tempting version,
+// leave the record and check that g has active tasks, accepts the record
+// of a Wait that returned, of a task that has gone on to give g new tasks
+// it never waits for.)
 func (g *Group) enterJoin(in *Group) {
 	if in != nil && in != g {
-		g.awaitedIn.CompareAndSwap(nil, in)
+		atomic.StoreOwnedPointer(&g.awaitedIn, in)
 	}
 }
 

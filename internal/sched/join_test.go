@@ -170,15 +170,19 @@ func TestJoinRecords(t *testing.T) {
 	if b.awaitedIn.Load() != &a || c.awaitedIn.Load() != &b {
 		t.Fatalf("a Wait inside a task recorded no join")
 	}
-	c.enterJoin(&d)
-	if c.awaitedIn.Load() != &b {
-		t.Errorf("a second Wait for c, inside a task of d, overwrote the record of the first")
-	}
 	if !joinedFrom(&c, &a) || !joinedFrom(&c, &b) || !joinedFrom(&b, &a) || !joinedFrom(&a, &a) {
 		t.Errorf("the chain c → b → a is not followed")
 	}
 	if joinedFrom(&a, &b) || joinedFrom(&d, &a) || joinedFrom(&c, &d) {
 		t.Errorf("a chain is followed the wrong way, or where there is none")
+	}
+	// Two Waits for e at once, inside tasks of b and of d: the record is
+	// either's (enterJoin).
+	var e Group
+	e.enterJoin(&b)
+	e.enterJoin(&d)
+	if r := e.awaitedIn.Load(); r != &b && r != &d {
+		t.Errorf("two Waits for e, inside tasks of b and d, left the record %p, neither's (b %p, d %p)", r, &b, &d)
 	}
 	// c's Wait has returned (c has no active task): its record stays
 	// until c starts again, and goes before c's first new task is queued,

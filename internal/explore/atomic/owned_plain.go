@@ -8,7 +8,10 @@ import (
 )
 
 // Owned stores: a value that one goroutine alone writes and others load
-// (with Load), where a loader may see the store late.
+// (with Load), where a loader may see the store late. Several goroutines
+// may write one such value where every value any of them writes is right
+// for a loader, whichever it sees and whichever store comes last: each
+// store is then the owner's store of its own writer.
 //
 // sync/atomic's Store is sequentially consistent: on amd64 it is an XCHG,
 // a locked instruction that waits for the store buffer to drain, and the

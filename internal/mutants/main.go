@@ -64,6 +64,10 @@ var (
 		[]string{"-tags", "explore", "-run", "TestExploreSleep", "./internal/sleep"}, nil}
 	exploreSched = check{"explorer: scheduler (sched)",
 		[]string{"-tags", "explore", "-run", "TestExploreSched", "./internal/sched"}, nil}
+	// The restart race needs tens of thousands of random schedules: more
+	// than the normal run's, so the larger exploration, for a minute.
+	exploreRestart = check{"explorer: a group started again from two goroutines while a Wait helps (sched, -explore.long)",
+		[]string{"-tags", "explore", "-run", "TestExploreSchedPCT/restart-two", "./internal/sched", "-args", "-explore.long", "-explore.budget=60s"}, nil}
 	exploreDeque = check{"explorer: deque",
 		[]string{"-tags", "explore", "-run", "TestExploreDeque", "./internal/deque"}, nil}
 	exploreStealIf = check{"explorer and linearizability: StealIf",
@@ -563,8 +567,15 @@ var mutants = []mutant{
 		name:  "join-record-kept",
 		bug:   "the record of a group's last Wait outlives the group's start from no active task",
 		file:  "internal/sched/join.go",
-		edits: []edit{{"\tif s&countMask == oneTask && g.awaitedIn.Load() != nil {\n\t\tg.restarted()", "\tif false {\n\t\tg.restarted()"}},
+		edits: []edit{{"\tif s&countMask == 0 && g.awaitedIn.Load() != nil {\n\t\tg.restarted()", "\tif false {\n\t\tg.restarted()"}},
 		check: joinRules,
+	},
+	{
+		name:  "join-record-cleared-after-add",
+		bug:   "a Go that starts a group again clears the last use's join record after it adds its task, so a second Go at the same time can queue a task while the record is still there",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\tdefault:\n\t\tg.starting(g.state.Load())\n\t\tg.state.Add(oneTask)\n\t}\n\tif w != nil {", "\tdefault:\n\t\tg.starting(g.state.Add(oneTask) - oneTask)\n\t}\n\tif w != nil {"}},
+		check: exploreRestart,
 	},
 	{
 		name:  "gid-register-untrusted",
@@ -694,7 +705,7 @@ var mutants = []mutant{
 		name:  "group-go-lost-update",
 		bug:   "Go adds its task to the count with a load and a store, so a Go or a completion at the same moment is lost",
 		file:  "internal/sched/group.go",
-		edits: []edit{{"\tdefault:\n\t\tg.added(g.state.Add(oneTask))\n\t}\n\tif w != nil {", "\tdefault:\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tif w != nil {"}},
+		edits: []edit{{"\tdefault:\n\t\tg.starting(g.state.Load())\n\t\tg.state.Add(oneTask)\n\t}\n\tif w != nil {", "\tdefault:\n\t\tg.starting(g.state.Load())\n\t\tg.state.Store(g.state.Load() + oneTask)\n\t}\n\tif w != nil {"}},
 		check: exploreSched,
 	},
 	{

@@ -441,6 +441,53 @@ func schedPrograms() []schedProgram {
 			})
 			outer.wait(s, "group 0")
 		}, randomOnly: true, helpsJoin: true},
+		// A group starts again from two goroutines at once, while the
+		// record of its last use's Wait is still there: a task of p waits
+		// for g, returns from that Wait and gives g a task, as a task of
+		// another group does too, while the task that gave p's task waits
+		// for p on its worker. That Wait must not run g's new tasks: no
+		// task of p waits for them (join.go's rule, and enterJoin on why
+		// the record goes before either task is queued). p's task stays
+		// active until both tasks are queued, so that the Wait for p may
+		// find them.
+		{name: "restart-two", prog: func(s *explore.Schedule, track func(...*probeGroup)) {
+			outer, p, g, r := newProbeGroup(1), newProbeGroup(1), newProbeGroup(3), newProbeGroup(1)
+			g.waiters = 2
+			track(outer, p, g, r)
+			restart, given := xsync.NewParker(), xsync.NewParker()
+			var outerG stdatomic.Int64 // the goroutine of outer's task
+			var waitsP stdatomic.Bool  // outer's task is inside its Wait for p
+			var pInG stdatomic.Bool    // p's task is inside its Wait for g
+			helped := func() {
+				if gid.Current() == outerG.Load() && waitsP.Load() && !pInG.Load() {
+					s.Errorf("the Wait for group 1 ran a task of group 2 that it does not wait for")
+				}
+			}
+			outer.goTask(0, func() {
+				outerG.Store(gid.Current())
+				r.goTask(0, func() {
+					restart.Park()
+					g.give(2, helped)
+					given.Unpark()
+				})
+				p.goTask(0, func() {
+					g.goTask(0, nil)
+					pInG.Store(true)
+					g.wait(s, "group 2's first use")
+					pInG.Store(false)
+					restart.Unpark()
+					g.give(1, helped)
+					given.Park() // p stays active until both are queued
+				})
+				waitsP.Store(true)
+				p.wait(s, "group 1")
+				waitsP.Store(false)
+				r.wait(s, "group 3")
+			})
+			outer.wait(s, "group 0")
+			g.given = 3
+			g.wait(s, "group 2's second use")
+		}, randomOnly: true},
 		// A loop over two indices from outside: two range-stealing
 		// participants, one of which the caller runs while it waits; a
 		// participant done with its own index steals another's.

@@ -39,7 +39,7 @@ type Group struct {
 
 	// awaitedIn is the group of the task whose Wait for this group is in
 	// progress, if a task's Wait is (of two, either: enterJoin), or was,
-	// until the group starts again (added); it links the chains that
+	// until the group starts again (starting); it links the chains that
 	// helping Waits follow (join.go).
 	awaitedIn atomic.Pointer[Group]
 }
@@ -161,7 +161,8 @@ func (g *Group) Go(f func() error) {
 		g.setAside(g.submitted(f, w), w) // inside a task
 		return
 	default:
-		g.added(g.state.Add(oneTask))
+		g.starting(g.state.Load())
+		g.state.Add(oneTask)
 	}
 	if w != nil {
 		// enqueue's worker branch, written out: one call less on the path
@@ -186,7 +187,8 @@ func (g *Group) TryGo(f func() error) bool {
 			return false // full
 		}
 	default:
-		g.added(g.state.Add(oneTask))
+		g.starting(g.state.Load())
+		g.state.Add(oneTask)
 	}
 	w := current()
 	g.enqueue(g.submitted(f, w), w)
@@ -233,8 +235,8 @@ func (g *Group) tryAcquire() bool {
 		if countOf(s) >= g.limit {
 			return false
 		}
+		g.starting(s)
 		if g.state.CompareAndSwap(s, s+oneTask) {
-			g.added(s + oneTask)
 			return true
 		}
 	}
@@ -268,7 +270,8 @@ func (g *Group) tryAcquire() bool {
 // may wait for what the caller does after Go returns; and a Goexit in it
 // would end the caller in the middle of its Go, before its task is queued.
 func (g *Group) setAside(f fn, w *worker) {
-	g.added(g.state.Add(oneTask))
+	g.starting(g.state.Load())
+	g.state.Add(oneTask)
 	g.parkTask(f, w)
 }
 

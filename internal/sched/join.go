@@ -131,13 +131,23 @@ import (
 //
 // The record is not cleared when the Wait returns: clearing it there cost
 // every fork-join node a second store with the collector's write barrier.
-// It is cleared by the Go that starts g again from no active task
-// (added), before that task is queued. In between, g has no task to help
-// with, so nobody follows the record; and under sync.WaitGroup's rule for
-// reuse, that Go comes after every Wait for g has returned, so it sees
-// their stores and clears the last. So a group with active tasks carries
-// only the record of a Wait in progress (or none). (The tempting version,
-// leave the record and check that g has active tasks, accepts the record
+// It is cleared by a Go that finds g with no active task (starting),
+// before it adds its task to the count. In between, g has no task to help
+// with, so nobody follows the record. Any record that Go sees is stale:
+// under sync.WaitGroup's rule for reuse, a Go that starts g again comes
+// after every Wait for g has returned, so it sees their stores, and no
+// Wait of the new use is in progress while the count is zero. A Go that
+// finds active tasks comes after the add of one that found none, and so
+// after its clear (should the count fall to zero between its load and its
+// add, no Wait has recorded itself since that clear, or one returned as
+// the Go added, which the rule forbids). So every task of the new use is
+// queued after the record of the last use has gone, and a group with
+// active tasks carries only the record of a Wait in progress (or none).
+// (Two tempting versions, and why
+// not: clear after the add that makes the count one, and a second Go, at
+// the same time, can add and queue its task between that add and the
+// clear, for a helper to claim while the stale record is there; or leave
+// the record and check that g has active tasks, which accepts the record
 // of a Wait that returned, of a task that has gone on to give g new tasks
 // it never waits for.)
 func (g *Group) enterJoin(in *Group) {
@@ -146,20 +156,20 @@ func (g *Group) enterJoin(in *Group) {
 	}
 }
 
-// added is told the state s after a task was added to g (by Go, TryGo,
-// or a Go that set its task aside), before the task is queued: when it
-// is g's only active task, g starts again, and the record of the Wait
-// that ended its last use goes (see enterJoin). The tests are inlined into
-// every Go, the first Go of every fork-join node among them; the store,
-// for a group used again, is not.
-func (g *Group) added(s uint64) {
-	if s&countMask == oneTask && g.awaitedIn.Load() != nil {
+// starting is told the state s of g that a Go, a TryGo or a Go that sets
+// its task aside loaded before it adds its task to the count: when g has
+// no active task, g starts again, and the record of the Wait that ended
+// its last use goes (see enterJoin). The tests are inlined into every Go,
+// the first Go of every fork-join node among them; the store, for a group
+// used again, is not.
+func (g *Group) starting(s uint64) {
+	if s&countMask == 0 && g.awaitedIn.Load() != nil {
 		g.restarted()
 	}
 }
 
 // restarted clears the join record of g, which starts again from no
-// active task (see added). Not inlined, so that added is.
+// active task (see starting). Not inlined, so that starting is.
 //
 //go:noinline
 func (g *Group) restarted() { g.awaitedIn.Store(nil) }

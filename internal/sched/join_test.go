@@ -156,7 +156,7 @@ func TestWaitHelpsAlongTheChain(t *testing.T) {
 }
 
 // TestJoinRecords: what enterJoin records, how long it lasts (until the
-// group starts again from no active task: added), and what joinedFrom
+// group starts again from no active task: starting), and what joinedFrom
 // follows.
 func TestJoinRecords(t *testing.T) {
 	var a, b, c, d Group

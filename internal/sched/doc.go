@@ -161,8 +161,11 @@
 //     wait_test.go), and those two joins down a chain, never one that no
 //     join in progress leads to (TestWaitHelpsAlongTheChain,
 //     TestWaitRunsNoTaskItDoesNotWaitFor, TestJoinRecords, join_test.go);
-//     under the explorer, a join that helps a thief (help-thief in
-//     TestExploreSchedPCT).
+//     under the explorer, a join that helps a thief, two Waits of one
+//     group in tasks of two others, whose helped tasks check the rule
+//     themselves, and a group started again by two goroutines at once
+//     while the record of its last use's join is there (help-thief,
+//     two-joins and restart-two in TestExploreSchedPCT).
 //   - At most limit tasks of a group are active, and execute, at once; a Go
 //     inside a task never blocks: TestLimitBoundsRunningTasks,
 //     TestLimitRunningCountPacked, TestGoInTaskOnFullGroupDoesNotBlock,

@@ -129,6 +129,8 @@ var (
 	// the monitor switched off, a hand-off that no poster makes is a hang.
 	statusPoster = check{"sched: posters alone hand blocked workers on (monitor off)",
 		[]string{"-run", "TestStatusPosterHandsOff", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
+	statusLocalPoster = check{"sched: posts inside a task alone hand blocked workers on (monitor off)",
+		[]string{"-run", "TestStatusLocalPosterHandsOff", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	statusPosterStalled = check{"sched: posters alone hand blocked workers on (a monitor runs, but never ticks)",
 		[]string{"-run", "TestStatusPosterChecksBesideStalledMonitor", "./internal/sched"}, []string{"STEAL_HANG_TIMEOUT=20s"}}
 	// A poster that takes its own tasks back: with a count that it lowers
@@ -333,6 +335,34 @@ var mutants = []mutant{
 		file:  "internal/sched/worker.go",
 		edits: []edit{{"c := w.pool.sleep.NewInternalJobs(1, wasEmpty)", "c := w.pool.sleep.Post()\n\t_ = wasEmpty"}},
 		check: noRescue,
+	},
+	{
+		name:  "sched-push-calm-ignores-sleepers",
+		bug:   "a Go inside a task takes the post's fast path while workers sleep, and wakes none",
+		file:  "internal/sleep/counters.go",
+		edits: []edit{{"return c&(oneJEC|threadMask<<sleepingShift) == oneJEC", "return c&oneJEC == oneJEC"}},
+		check: exploreSched,
+	},
+	{
+		name:  "sched-push-calm-ignores-sleepy",
+		bug:   "a Go inside a task takes the post's fast path while a worker is sleepy, and leaves the jobs event counter even",
+		file:  "internal/sleep/counters.go",
+		edits: []edit{{"return c&(oneJEC|threadMask<<sleepingShift) == oneJEC", "return c&(threadMask<<sleepingShift) == 0"}},
+		check: exploreSched,
+	},
+	{
+		name:  "sched-push-fast-path-never-spawns",
+		bug:   "a Go inside a task with no worker idle neither starts one nor tells the hand-off",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"if !c.Calm() || c.Inactive() == 0 && !(p.full() && p.ho.Quiet(w.posts)) {", "if !c.Calm() {"}},
+		check: exploreSched,
+	},
+	{
+		name:  "sched-push-fast-path-never-saturated",
+		bug:   "a Go inside a task on a full pool never has the hand-off check the workers",
+		file:  "internal/sched/worker.go",
+		edits: []edit{{"c.Inactive() == 0 && !(p.full() && p.ho.Quiet(w.posts))", "c.Inactive() == 0 && !p.full()"}},
+		check: statusLocalPoster,
 	},
 	{
 		name:  "sched-inject-no-wake/no-rescue",

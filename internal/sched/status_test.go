@@ -72,6 +72,54 @@ func TestStatusPosterHandsOff(t *testing.T) {
 	})
 }
 
+// TestStatusLocalPosterHandsOff: TestStatusPosterHandsOff with the posts
+// made inside a task: one worker runs a task that keeps giving empty tasks
+// to a group of its own (onto its deque), and every other worker is
+// blocked in a task, the last of them with the releasing task on its
+// deque. With the monitor off, only the checks of those posts, a Go inside
+// a task on a saturated pool, can hand a slot on.
+func TestStatusLocalPosterHandsOff(t *testing.T) {
+	byReads(t, func(t *testing.T, kind int) {
+		for _, b := range statusBlockers() {
+			for _, procs := range []int{2, 4} {
+				t.Run(fmt.Sprintf("%s/procs=%d", b.name, procs), func(t *testing.T) {
+					withRescueOff(t, procs, true, func() {
+						block, release := b.make(t, procs-1)
+						var poster Group
+						var released atomic.Int32 // 1 + what detachedFor read
+						var posts atomic.Int64
+						poster.Go(func() error {
+							var other Group
+							for released.Load() == 0 {
+								other.Go(func() error { return nil })
+								posts.Add(1)
+								runtime.Gosched() // the blocked goroutines must get to block
+							}
+							return other.Wait()
+						})
+						testkit.WaitUntil(t, "the poster posting", func() bool { return posts.Load() > 0 })
+						before := handedOff(kind)
+						var g Group
+						blockBehind(t, &g, procs-1, "inside", block, func() error {
+							released.Store(1 + int32(detachedFor(detachHandOff)))
+							release()
+							return nil
+						})
+						wantNil(t, "Wait()", poster.Wait())
+						if released.Load() == 1 {
+							t.Errorf("the releasing task ran with no worker handed off")
+						} else {
+							testkit.WaitUntil(t, "the hand-off counted", func() bool { return handedOff(kind) > before })
+						}
+						wantNil(t, "Wait()", g.Wait())
+						t.Logf("%d posts in all", posts.Load())
+					})
+				})
+			}
+		}
+	})
+}
+
 // TestStatusPosterChecksBesideStalledMonitor: TestStatusPosterHandsOff
 // with a monitor that runs but never ticks (handoff.MonitorStalled), as
 // one that gets no processor beside goroutines that never block: the

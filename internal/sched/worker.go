@@ -508,15 +508,36 @@ func (w *worker) settleNow() {
 }
 
 // pushLocal queues a task of g on this worker's deque.
+//
+// After the push (package sleep), a post wakes a sleeper if one should
+// steal (Sleep.NewInternalJobs) and, when no worker is idle, starts one or
+// tells the hand-off (Pool.maybeSpawn). Most posts do neither: nobody
+// sleeps, and either a worker is idle to steal the task or the pool is
+// saturated with nothing for the hand-off to do on this post. Those are
+// told apart here, inline, from the same loads that the two calls would
+// make, in the same order (the counters first, after the push; then the
+// pool's size and the hand-off's flags, as maybeSpawn's pairing with a
+// retiring worker needs); only a post with something to do makes them
+// (announce), and they load the counters again, which is as good: any
+// load after the push is.
 func (w *worker) pushLocal(f fn, g *Group, plain bool) {
 	postBegin()
 	wasEmpty := w.dq.Push(w.newTask(f, g, false, plain))
-	// After the push (package sleep): wake a sleeper if one should steal.
-	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
+	p := w.pool
+	c := p.sleep.Load()
 	w.posts++
-	w.pool.maybeSpawn(c, w.posts)
+	if !c.Calm() || c.Inactive() == 0 && !(p.full() && p.ho.Quiet(w.posts)) {
+		w.announce(wasEmpty)
+	}
 	w.pushed()
 	postEnd()
+}
+
+// announce is the rest of a post of pushLocal's that has something to do:
+// wake a sleeper, start a worker, or have the hand-off check or watch.
+func (w *worker) announce(wasEmpty bool) {
+	c := w.pool.sleep.NewInternalJobs(1, wasEmpty)
+	w.pool.maybeSpawn(c, w.posts)
 }
 
 // block tells the pool that this worker is about to block in one of our

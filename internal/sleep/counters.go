@@ -44,6 +44,13 @@ func (c Counters) JEC() uint32 { return uint32(c >> jecShift) }
 // and no job was posted since.
 func (c Counters) sleepy() bool { return c.JEC()&1 == 0 }
 
+// Calm reports whether no worker got sleepy since the last post (the JEC
+// is odd) and none sleeps. A post whose load of the counters after its
+// push (Sleep.Load) returns calm counters has nothing to do for this
+// protocol: NewInternalJobs would change nothing and wake nobody. Small
+// enough to be inlined into a poster's fast path.
+func (c Counters) Calm() bool { return c&(oneJEC|threadMask<<sleepingShift) == oneJEC }
+
 // counters is the atomic word. Every method is one atomic operation or a
 // compare-and-swap loop; each comment says what the operation publishes.
 type counters struct {

@@ -96,6 +96,8 @@ var (
 		[]string{"-run", "TestLabels|TestProfileLabels", "./internal/sched", "./wsgroup"}, nil}
 	labelsWord = check{"gstatus and sched: the labels word follows the labels; tasks wear their submitter's labels",
 		[]string{"-run", "TestLabels", "./internal/gstatus", "./internal/sched"}, nil}
+	traceRegions = check{"wsgroup: while the tracer runs, each task is a region named after its Go site",
+		[]string{"-run", "TestTraceRegions", "./wsgroup"}, nil}
 	retireScan = check{"sched: extra workers retire, and the deque scans shrink back",
 		[]string{"-run", "TestWatchdogExtraWorkersRetire", "./internal/sched"}, nil}
 	// The soak stops at its first failure: a mutant is caught as soon as
@@ -215,6 +217,20 @@ var (
 
 // mutants is the table.
 var mutants = []mutant{
+	{
+		name:  "labels-lost-inside-task",
+		bug:   "a Go inside a task, on a worker that has the labels word, does not keep its caller's labels",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"\t\t\tt.labels = *w.labels\n", ""}},
+		check: labels,
+	},
+	{
+		name:  "trace-regions-lost-inside-task",
+		bug:   "a Go inside a task takes the labels' fast path while the tracer runs, and its task gets no region",
+		file:  "internal/sched/group.go",
+		edits: []edit{{"if w.labels != nil && !trace.IsEnabled() {", "if w.labels != nil {\n\t\t\t_ = trace.IsEnabled"}},
+		check: traceRegions,
+	},
 	{
 		name:  "labels-not-restored",
 		bug:   "after a task, the goroutine that ran it keeps the task's profiler labels",

@@ -22,7 +22,9 @@
 //     which wakes a sleeping worker if one should take it, and starts a
 //     worker if none is idle (Pool.maybeSpawn, pool.go); with no room for
 //     one, it tells the hand-off that the pool is saturated
-//     (handoff.Handoff.Saturated: the workers may all be blocked).
+//     (handoff.Handoff.Saturated: the workers may all be blocked). A push
+//     onto a worker's deque makes the loads of both first, inline, and
+//     calls them only when one has something to do (pushLocal).
 //  3. A worker takes it (worker.find, worker.go): its own deque newest
 //     first, then a batch from the injector (takeInjected), then the
 //     oldest task of a random other worker (steal, stealIf), with a turn
@@ -175,6 +177,8 @@
 //     runs whatever keeps the workers stuck: TestHandOffBlocked,
 //     TestHandOffProgress, TestHandOffGCStorm (handoff_test.go),
 //     TestStatusPosterHandsOff (posters alone, the monitor switched off),
+//     TestStatusLocalPosterHandsOff (likewise, the posts made inside a
+//     task),
 //     TestStatusPosterTakesBack (likewise, a poster whose Wait takes its
 //     own tasks back),
 //     TestStatusRampsBlockingFanOut,

@@ -34,7 +34,9 @@
 // [Sleep.NewInjectedJobs] after the push. If the JEC is even (a worker is
 // getting sleepy) the poster makes it odd, which stops that worker from
 // falling asleep; then, if workers are sleeping, it wakes some. When the JEC
-// is already odd and nobody sleeps, posting costs one atomic load.
+// is already odd and nobody sleeps, posting costs one atomic load: a poster
+// that makes that load itself ([Sleep.Load]) and finds the counters
+// [Counters.Calm] need not call NewInternalJobs at all.
 //
 // # Why no wake-up is lost
 //

@@ -187,6 +187,36 @@ func TestPostWhenOddIsOneLoad(t *testing.T) {
 	}
 }
 
+// TestCalm: Calm holds exactly for the counters on which a post has
+// nothing to do (the JEC odd, nobody asleep), whatever the inactive count
+// and the JEC's other bits; and a post on calm counters leaves the word as
+// it was.
+func TestCalm(t *testing.T) {
+	for _, jec := range []uint32{0, 1, 2, 3, 0x7fffffff, math.MaxUint32 - 1, math.MaxUint32} {
+		for _, inactive := range []int{0, 1, 4} {
+			for _, sleeping := range []int{0, 1} {
+				if sleeping > inactive {
+					continue
+				}
+				c := pack(jec, inactive, sleeping)
+				want := jec&1 == 1 && sleeping == 0
+				if c.Calm() != want {
+					t.Errorf("%v.Calm() = %v, want %v", c, c.Calm(), want)
+				}
+				if !want {
+					continue
+				}
+				s := New(4)
+				s.setCounters(c)
+				s.NewInternalJobs(1, true)
+				if s.Load() != c {
+					t.Errorf("a post on calm counters %v changed the word to %v", c, s.Load())
+				}
+			}
+		}
+	}
+}
+
 // TestAnnounceMakesJECEven drives NoWorkFound through its rounds and checks
 // the announcement: the JEC becomes even (or stays even) and is remembered.
 func TestAnnounceMakesJECEven(t *testing.T) {

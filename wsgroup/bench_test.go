@@ -254,6 +254,31 @@ func BenchmarkFib25(b *testing.B) {
 	b.Run("impl=inline", func(b *testing.B) {
 		run(b, func() (int, int) { return benchFib(func() workload.Group { return new(workload.InlineGroup) }) })
 	})
+	// The floor per core: the inline program run by GOMAXPROCS goroutines
+	// at once, each its own fib(25), ns/op the wall time per fib. What a
+	// core can do with this program when every core runs it: the
+	// allocator, the collector and the memory are shared as they are
+	// under a pool, and no scheduler divides the work better than whole
+	// copies of it. Beside inline ÷ P, which assumes that the cores scale
+	// the program perfectly, it shows how far they do (allocation-bound
+	// code scales less than CPU-bound code).
+	b.Run("impl=inline-parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		testkit.WaitRetired(b)
+		var wrong atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				val, tasks := benchFib(func() workload.Group { return new(workload.InlineGroup) })
+				if val != benchFibWant || tasks != wantTasks {
+					wrong.Add(1)
+				}
+			}
+		})
+		benchReport(b, wantTasks)
+		if n := wrong.Load(); n != 0 {
+			b.Fatalf("%d of the fib(%d) runs returned a wrong value or task count", n, benchFibN)
+		}
+	})
 	b.Run("impl=serial", func(b *testing.B) {
 		run(b, func() (int, int) { return workload.FibSerial(benchFibN) })
 	})

@@ -85,6 +85,10 @@ func TestStatusLocalPosterHandsOff(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/procs=%d", b.name, procs), func(t *testing.T) {
 					withRescueOff(t, procs, true, func() {
 						block, release := b.make(t, procs-1)
+						// Before the posts start: a worker running the
+						// poster's first empty tasks may be handed on as
+						// well, if the system stops its thread meanwhile.
+						before := handedOff(kind)
 						var poster Group
 						var released atomic.Int32 // 1 + what detachedFor read
 						var posts atomic.Int64
@@ -98,7 +102,6 @@ func TestStatusLocalPosterHandsOff(t *testing.T) {
 							return other.Wait()
 						})
 						testkit.WaitUntil(t, "the poster posting", func() bool { return posts.Load() > 0 })
-						before := handedOff(kind)
 						var g Group
 						blockBehind(t, &g, procs-1, "inside", block, func() error {
 							released.Store(1 + int32(detachedFor(detachHandOff)))
